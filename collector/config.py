@@ -1,0 +1,208 @@
+"""The daemon's configuration: typed models validated at start-up.
+
+Every key has a default (mirrored in ``config/evald.yaml``) and is documented in the
+README. Unknown keys and bad values fail start-up with a message naming the file
+and the key. Durations accept ``500ms``, ``5s``, ``2m``, ``1h`` or a number of
+seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_SIZE = re.compile(r"^\s*(\d+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$")
+_SIZE_UNITS = {
+    None: 1, "B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2,
+    "MiB": 1024**2, "GB": 1000**3, "GiB": 1024**3,
+}  # fmt: skip
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from ``500ms`` / ``5s`` / ``2m`` / ``1h`` / a number."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 500ms, 5s or 2m")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"invalid duration {value!r}: use e.g. 500ms, 5s, 2m")
+        seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    if seconds < 0:
+        raise ValueError("a duration cannot be negative")
+    return seconds
+
+
+def parse_size(value: object) -> int:
+    """Bytes from ``64MiB`` / ``512KiB`` / a number."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as 4MiB")
+    if isinstance(value, int):
+        size = value
+    else:
+        match = _SIZE.match(str(value))
+        if not match:
+            raise ValueError(f"invalid size {value!r}: use e.g. 512KiB, 64MiB")
+        size = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    if size <= 0:
+        raise ValueError("a size must be positive")
+    return size
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Size = Annotated[int, BeforeValidator(parse_size)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def split_host_port(endpoint: str) -> tuple[str, int]:
+    """``(host, port)`` from ``host:port`` (``[::1]:4317`` and port 0 allowed)."""
+    host, _, port = endpoint.rpartition(":")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _check_endpoint(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"endpoint {value!r} must be host:port")
+    return value
+
+
+HostPort = Annotated[str, AfterValidator(_check_endpoint)]
+
+
+class Listener(_Section):
+    enabled: bool = True
+    endpoint: HostPort
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        return split_host_port(self.endpoint)
+
+
+class OtlpReceivers(_Section):
+    grpc: Listener = Listener(endpoint="0.0.0.0:4317")
+    http: Listener = Listener(endpoint="0.0.0.0:4318")
+    max_request_size: Size = Field(
+        default=64 * 1024**2, description="largest request body after decompression"
+    )
+    max_attribute_value_size: Size = Field(
+        default=256 * 1024, description="longer string attribute values are truncated"
+    )
+    retry_after: Duration = Field(default=1.0, description="Retry-After sent when overloaded")
+
+
+class Receivers(_Section):
+    otlp: OtlpReceivers = OtlpReceivers()
+
+
+class Admin(_Section):
+    endpoint: HostPort = "0.0.0.0:9464"
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        return split_host_port(self.endpoint)
+
+
+class Assembly(_Section):
+    idle_timeout: Duration = 5.0
+    max_trace_age: Duration = 60.0
+    max_traces: int = Field(default=50_000, gt=0)
+    max_spans_per_trace: int = Field(default=10_000, gt=0)
+    max_spans: int = Field(default=1_000_000, gt=0)
+    decided_traces_memory: int = Field(
+        default=100_000, ge=0, description="completed trace ids remembered to spot late spans"
+    )
+
+
+class Pipeline(_Section):
+    queue_size: int = Field(default=10_000, gt=0, description="completed traces awaiting evaluation")
+
+
+class Evaluation(_Section):
+    always: list[str] = Field(
+        default_factory=lambda: ["latency", "failure"],
+        description="evaluators run on every trace, without a spec",
+    )
+
+
+class Outputs(_Section):
+    results_file: Path | None = None
+    trajectories_file: Path | None = None
+
+
+class Shutdown(_Section):
+    grace: Duration = 10.0
+
+
+class Config(_Section):
+    """The whole daemon configuration (``config/evald.yaml``)."""
+
+    receivers: Receivers = Receivers()
+    admin: Admin = Admin()
+    assembly: Assembly = Assembly()
+    pipeline: Pipeline = Pipeline()
+    specs: list[str] = Field(default_factory=list, description="spec files or globs")
+    evaluation: Evaluation = Evaluation()
+    outputs: Outputs = Outputs()
+    shutdown: Shutdown = Shutdown()
+    base_dir: Path = Field(default=Path("."), exclude=True, description="set from the file")
+
+    def spec_paths(self) -> list[Path]:
+        """Spec files named by ``specs``, globs expanded, relative to the config file."""
+        paths: list[Path] = []
+        for pattern in self.specs:
+            candidate = Path(pattern)
+            if not candidate.is_absolute():
+                candidate = self.base_dir / candidate
+            if any(ch in pattern for ch in "*?["):
+                paths.extend(Path(match) for match in sorted(glob.glob(str(candidate))))
+            else:
+                paths.append(candidate)
+        return paths
+
+
+class ConfigError(Exception):
+    """The config file is unreadable or invalid; the message names file and key."""
+
+
+def format_validation_error(source: str, error: ValidationError) -> str:
+    """One line per problem: ``source: dotted.key: message``."""
+    lines = []
+    for item in error.errors():
+        location = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        lines.append(f"{source}: {location}: {item['msg']}")
+    return "\n".join(lines)
+
+
+def load_config(path: Path | None) -> Config:
+    """Load and validate a config file; ``None`` gives the built-in defaults.
+
+    Raises ``ConfigError`` naming the file and the offending keys.
+    """
+    if path is None:
+        return Config()
+    try:
+        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    try:
+        return Config.model_validate({**raw, "base_dir": path.parent})
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(str(path), exc)) from exc

@@ -1,0 +1,63 @@
+"""Shared pieces of the two decoders: the attribute selector, the batch, the error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from collector.model import Span
+
+TRACE_ID_BYTES = 16
+SPAN_ID_BYTES = 8
+
+
+class DecodeError(ValueError):
+    """The payload is not a decodable OTLP trace request; the message says why."""
+
+
+class DecodedBatch(NamedTuple):
+    """The spans of one request, plus what was refused and why."""
+
+    spans: list[Span]
+    rejected: int = 0
+    message: str = ""  # why spans were rejected (first reason), for partial success
+    truncated_values: int = 0  # attribute values cut to the size limit
+
+
+class AttributeSelector:
+    """Which span/event attributes the decoder converts into Python values.
+
+    Converting an attribute costs about 1 µs; most attributes (logfire schemas,
+    tool definitions …) are never read. Keys equal to one of ``keys`` or starting
+    with one of ``prefixes`` are kept; ``None`` for both keeps everything.
+    String values longer than ``max_value_size`` characters are truncated.
+    Resource attributes are always kept (one set per batch, not per span).
+    """
+
+    __slots__ = ("keep_all", "keys", "max_value_size", "prefixes")
+
+    def __init__(
+        self,
+        keys: Iterable[str] | None = None,
+        prefixes: Iterable[str] | None = None,
+        max_value_size: int = 256 * 1024,
+    ) -> None:
+        self.keep_all = keys is None and prefixes is None
+        self.keys = frozenset(keys or ())
+        self.prefixes = tuple(prefixes or ())
+        self.max_value_size = max_value_size
+
+    def wants(self, key: str) -> bool:
+        """True if the attribute ``key`` should be decoded."""
+        return self.keep_all or key in self.keys or key.startswith(self.prefixes)
+
+    def extended(self, keys: Iterable[str] = (), prefixes: Iterable[str] = ()) -> AttributeSelector:
+        """A selector that also keeps ``keys`` and ``prefixes`` (config mappings, spec matches)."""
+        if self.keep_all:
+            return self
+        return AttributeSelector(
+            self.keys | frozenset(keys), self.prefixes + tuple(prefixes), self.max_value_size
+        )
+
+
+KEEP_ALL = AttributeSelector()

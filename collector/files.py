@@ -1,0 +1,178 @@
+"""Trace files for replay: find them, detect their layout, stream their payloads.
+
+Layouts (any of them gzip-compressed, detected by magic bytes, not by name):
+
+- OTLP/JSON lines: one ``TracesData`` / ``ExportTraceServiceRequest`` per line
+  (the Collector ``file`` exporter's ``format: json``, the OTel file exporter);
+- one OTLP/JSON document, possibly pretty-printed over many lines;
+- one binary ``ExportTraceServiceRequest`` (a ``POST /v1/traces`` body);
+- Collector ``format: proto`` framing: each message behind a 4-byte big-endian length;
+- varint-delimited messages (protobuf's ``writeDelimitedTo``; ``shared/bench/make_traces.py --pb``).
+
+Everything is streamed: memory stays bounded by the largest single record.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+TRACE_FILE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".pb", ".bin", ".proto", ".otlp")
+_GZIP_MAGIC = b"\x1f\x8b"
+_MAX_RECORD = 1 << 30  # a length prefix beyond 1 GiB is corruption, not data
+_REQUEST_TAG = 0x0A  # field 1 (resource_spans), wire type 2: how every request starts
+
+
+class PayloadFormat(StrEnum):
+    JSON = "json"
+    PROTOBUF = "protobuf"
+
+
+class Payload(NamedTuple):
+    """One encoded request read from a file; ``where`` names file and line/offset."""
+
+    format: PayloadFormat
+    data: bytes
+    where: str
+
+
+class TraceFileError(Exception):
+    """A trace file cannot be read or its framing is corrupt; names file and offset."""
+
+
+def expand_paths(inputs: Iterable[str]) -> list[Path]:
+    """Files named by ``inputs``: files as given, directories recursively (trace
+    file suffixes, plain or ``.gz``), glob patterns expanded; sorted, unique.
+
+    Raises ``TraceFileError`` for a path that matches nothing.
+    """
+    found: list[Path] = []
+    for item in inputs:
+        matches = sorted(glob.glob(item, recursive=True)) if any(c in item for c in "*?[") else [item]
+        if not matches or not all(os.path.exists(m) for m in matches):
+            raise TraceFileError(f"{item}: no such file or directory")
+        for match in matches:
+            path = Path(match)
+            found.extend(_trace_files_under(path) if path.is_dir() else [path])
+    return list(dict.fromkeys(found))
+
+
+def _trace_files_under(directory: Path) -> list[Path]:
+    return sorted(
+        path
+        for path in directory.rglob("*")
+        if path.is_file() and path.name.removesuffix(".gz").endswith(TRACE_FILE_SUFFIXES)
+    )
+
+
+def read_payloads(path: Path) -> Iterator[Payload]:
+    """Stream the payloads of one trace file, whatever its layout."""
+    try:
+        with _open(path) as stream:
+            head = stream.peek(8)[:8]
+            if not head:
+                return
+            if head.lstrip()[:1] in (b"{", b"["):
+                yield from _json_payloads(stream, str(path))
+            else:
+                yield from _binary_payloads(stream, str(path))
+    except OSError as exc:
+        raise TraceFileError(f"{path}: {exc.strerror or exc}") from exc
+    except EOFError as exc:  # truncated gzip stream
+        raise TraceFileError(f"{path}: truncated compressed data: {exc}") from exc
+
+
+def _open(path: Path) -> io.BufferedReader:
+    raw = open(path, "rb")  # noqa: SIM115 - ownership passes to the returned reader
+    if raw.peek(2)[:2] == _GZIP_MAGIC:
+        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)  # type: ignore[arg-type]
+    return raw
+
+
+def _json_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
+    first = stream.readline()
+    rest_is_lines = _is_complete_json(first)
+    if not rest_is_lines:  # one document spread over several lines
+        yield Payload(PayloadFormat.JSON, first + stream.read(), f"{name}:1")
+        return
+    yield Payload(PayloadFormat.JSON, first, f"{name}:1")
+    for number, line in enumerate(stream, start=2):
+        if line.strip():
+            yield Payload(PayloadFormat.JSON, line, f"{name}:{number}")
+
+
+def _is_complete_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _binary_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
+    head = stream.peek(5)[:5]
+    if head[0] == 0:
+        yield from _framed(stream, name, _read_be32)
+    elif head[0] == _REQUEST_TAG and not _looks_varint_framed(head):
+        yield Payload(PayloadFormat.PROTOBUF, stream.read(), f"{name}@0")
+    else:
+        yield from _framed(stream, name, _read_varint)
+
+
+def _looks_varint_framed(head: bytes) -> bool:
+    # A lone request starts 0x0A <len of first ResourceSpans>; a varint frame of
+    # exactly 10 bytes would start 0x0A 0x0A. Real requests are larger than 10.
+    return len(head) > 1 and head[1] == _REQUEST_TAG
+
+
+LengthReader = Callable[[BinaryIO, str, int], tuple[int | None, int]]
+
+
+def _framed(stream: BinaryIO, name: str, read_length: LengthReader) -> Iterator[Payload]:
+    offset = 0
+    while True:
+        length, header = read_length(stream, name, offset)
+        if length is None:
+            return
+        if length > _MAX_RECORD:
+            raise TraceFileError(f"{name}@{offset}: record length {length} is not plausible")
+        data = stream.read(length)
+        if len(data) != length:
+            raise TraceFileError(
+                f"{name}@{offset}: truncated record ({len(data)} of {length} bytes)"
+            )
+        yield Payload(PayloadFormat.PROTOBUF, data, f"{name}@{offset}")
+        offset += header + length
+
+
+def _read_be32(stream: BinaryIO, name: str, offset: int) -> tuple[int | None, int]:
+    header = stream.read(4)
+    if not header:
+        return None, 0
+    if len(header) != 4:
+        raise TraceFileError(f"{name}@{offset}: truncated length prefix")
+    return int.from_bytes(header, "big"), 4
+
+
+def _read_varint(stream: BinaryIO, name: str, offset: int) -> tuple[int | None, int]:
+    value = shift = size = 0
+    while True:
+        byte = stream.read(1)
+        if not byte:
+            if size == 0:
+                return None, 0
+            raise TraceFileError(f"{name}@{offset}: truncated length prefix")
+        size += 1
+        value |= (byte[0] & 0x7F) << shift
+        if not byte[0] & 0x80:
+            return value, size
+        shift += 7
+        if shift > 35:
+            raise TraceFileError(f"{name}@{offset}: invalid varint length prefix")
