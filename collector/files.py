@@ -92,7 +92,7 @@ def read_payloads(path: Path) -> Iterator[Payload]:
 def _open(path: Path) -> io.BufferedReader:
     raw = open(path, "rb")  # noqa: SIM115 - ownership passes to the returned reader
     if raw.peek(2)[:2] == _GZIP_MAGIC:
-        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)  # type: ignore[arg-type]
+        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)
     return raw
 
 
