@@ -72,7 +72,7 @@ def split_host_port(endpoint: str) -> tuple[str, int]:
 
 
 def _check_endpoint(value: str) -> str:
-    host, sep, port = value.rpartition(":")
+    _, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"endpoint {value!r} must be host:port")
     return value
@@ -126,7 +126,9 @@ class Assembly(_Section):
 
 
 class Pipeline(_Section):
-    queue_size: int = Field(default=10_000, gt=0, description="completed traces awaiting evaluation")
+    queue_size: int = Field(
+        default=10_000, gt=0, description="completed traces awaiting evaluation"
+    )
 
 
 class Evaluation(_Section):

@@ -55,7 +55,9 @@ def expand_paths(inputs: Iterable[str]) -> list[Path]:
     """
     found: list[Path] = []
     for item in inputs:
-        matches = sorted(glob.glob(item, recursive=True)) if any(c in item for c in "*?[") else [item]
+        matches = (
+            sorted(glob.glob(item, recursive=True)) if any(c in item for c in "*?[") else [item]
+        )
         if not matches or not all(os.path.exists(m) for m in matches):
             raise TraceFileError(f"{item}: no such file or directory")
         for match in matches:
@@ -90,10 +92,11 @@ def read_payloads(path: Path) -> Iterator[Payload]:
 
 
 def _open(path: Path) -> io.BufferedReader:
-    raw = open(path, "rb")  # noqa: SIM115 - ownership passes to the returned reader
-    if raw.peek(2)[:2] == _GZIP_MAGIC:
-        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)
-    return raw
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == _GZIP_MAGIC
+    if compressed:
+        return io.BufferedReader(gzip.open(path, "rb"), 1 << 20)
+    return open(path, "rb")
 
 
 def _json_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:

@@ -14,7 +14,7 @@ from typing import NamedTuple, TypeAlias
 
 # An OTLP AnyValue after decoding. kvlist values become dicts, arrays tuples.
 AttrValue: TypeAlias = (
-    "str | bool | int | float | bytes | None | tuple[AttrValue, ...] | dict[str, AttrValue]"
+    "str | bool | int | float | bytes | tuple[AttrValue, ...] | dict[str, AttrValue] | None"
 )
 Attributes: TypeAlias = Mapping[str, AttrValue]
 

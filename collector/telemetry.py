@@ -124,7 +124,10 @@ class Telemetry:
             registry=r,
         )
         self.traces_failed = Counter(
-            "evald_traces_failed", "Agent runs that ended in error", ["service", "agent"], registry=r
+            "evald_traces_failed",
+            "Agent runs that ended in error",
+            ["service", "agent"],
+            registry=r,
         )
         self.traces_without_tools = Counter(
             "evald_traces_without_tool_calls",

@@ -31,7 +31,8 @@ class AttributeSelector:
     tool definitions …) are never read. Keys equal to one of ``keys`` or starting
     with one of ``prefixes`` are kept; ``None`` for both keeps everything.
     String values longer than ``max_value_size`` characters are truncated.
-    Resource attributes are always kept (one set per batch, not per span).
+    Resource attributes and the attributes of root spans are always kept whole (one
+    set per batch or per trace, not per span): spec matching may read any of them.
     """
 
     __slots__ = ("keep_all", "keys", "max_value_size", "prefixes")

@@ -141,7 +141,8 @@ class _Walker:
             _int(raw.get("endTimeUnixNano")),
             _enum(status.get("code"), _STATUS_NAMES),
             status.get("message", ""),
-            self.attributes(raw.get("attributes")),
+            # Roots keep every attribute: spec matching reads them.
+            self.attributes(raw.get("attributes"), keep_all=not parent_id),
             self.events(events) if events else (),
             resource,
             scope_name,

@@ -129,7 +129,8 @@ def decode_protobuf(data: bytes, selector: AttributeSelector = KEEP_ALL) -> Deco
                         span.end_time_unix_nano,
                         status.code,
                         status.message,
-                        _selected(span.attributes, selector, cuts),
+                        # Roots keep every attribute: spec matching reads them.
+                        _selected(span.attributes, selector if parent_id else KEEP_ALL, cuts),
                         _events(span.events, cuts) if span.events else (),
                         resource,
                         scope_name,

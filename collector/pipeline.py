@@ -1,0 +1,182 @@
+"""The daemon's pipeline: receivers → assembler → bounded queue → evaluation thread.
+
+The assembler belongs to the event loop thread (receivers call ``consume`` there,
+the completion timer runs there). Completed traces cross to one evaluation thread
+through a bounded queue; when that queue is full the pipeline refuses new spans
+with ``Overloaded`` (receivers answer 503 / UNAVAILABLE, senders retry) instead of
+dropping accepted data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Sequence
+
+from collector.assembly import TraceAssembler
+from collector.clock import Clock
+from collector.config import Config
+from collector.consumer import ConsumeResult, Overloaded
+from collector.model import CompletionReason, Span, Trace
+from collector.processor import TraceProcessor
+from collector.telemetry import Telemetry
+
+log = logging.getLogger(__name__)
+
+_STOP = object()
+_MAX_TIMER_WAIT_S = 0.5  # re-check at least this often (deadlines move as spans arrive)
+_MIN_TIMER_WAIT_S = 0.005
+
+
+class Pipeline:
+    """Implements ``SpanConsumer`` for the receivers and runs the evaluation thread."""
+
+    def __init__(
+        self, config: Config, clock: Clock, processor: TraceProcessor, telemetry: Telemetry
+    ) -> None:
+        self._clock = clock
+        self._processor = processor
+        self._telemetry = telemetry
+        self._retry_after = config.receivers.otlp.retry_after
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=config.pipeline.queue_size)
+        self._assembler = TraceAssembler(config.assembly, clock, self._enqueue, telemetry)
+        self._worker: threading.Thread | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._accepting = False
+        self._drain_deadline: float | None = None
+
+    # --- SpanConsumer ---------------------------------------------------------
+    def consume(self, spans: Sequence[Span]) -> ConsumeResult:
+        """Hand spans to the assembler; ``Overloaded`` if evaluation is behind or stopping."""
+        if not self._accepting:
+            raise Overloaded("evald is shutting down", self._retry_after)
+        if self._queue.full():
+            raise Overloaded("evaluation queue is full", self._retry_after)
+        result = self._assembler.add(spans)
+        self._wake.set()  # a new trace may bring the next deadline forward
+        return result
+
+    def _enqueue(self, trace: Trace) -> None:
+        if self._drain_deadline is not None:  # shutting down: wait for room, within grace
+            try:
+                self._queue.put(trace, timeout=max(0.001, self._drain_deadline - time.monotonic()))
+            except queue.Full:
+                self._telemetry.traces_dropped.labels("shutdown_timeout").inc()
+            return
+        try:
+            self._queue.put_nowait(trace)
+        except queue.Full:
+            raise Overloaded("evaluation queue is full", self._retry_after) from None
+        self._telemetry.queue_depth.set(self._queue.qsize())
+
+    def tick(self) -> None:
+        """Release the traces that are due at the clock's current time.
+
+        The completion timer calls this on its own; call it directly after moving an
+        injected clock. Event loop thread only. A full queue leaves traces held.
+        """
+        with contextlib.suppress(Overloaded):  # traces stay held; the next tick retries
+            self._assembler.tick()
+
+    @property
+    def queue_depth(self) -> int:
+        """Completed traces waiting for, or in, evaluation."""
+        return self._queue.unfinished_tasks
+
+    # --- lifecycle ------------------------------------------------------------
+    def start(self) -> None:
+        """Start the evaluation thread and the completion timer (needs a running loop)."""
+        if self._worker is not None:
+            return
+        self._worker = threading.Thread(
+            target=self._evaluate_forever, name="evald-evaluation", daemon=True
+        )
+        self._worker.start()
+        self._timer = asyncio.get_running_loop().create_task(self._tick_forever())
+        self._accepting = True
+
+    @property
+    def ready(self) -> bool:
+        """True while spans are being accepted and evaluated."""
+        return self._accepting and self._worker is not None and self._worker.is_alive()
+
+    async def shutdown(self, timeout: float) -> bool:
+        """Stop accepting, release every held trace, evaluate what is queued, stop.
+
+        Returns False if the evaluation thread did not finish within ``timeout``
+        (traces still queued then are counted as dropped). Safe before start and twice.
+        """
+        self._accepting = False
+        deadline = time.monotonic() + timeout
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+            self._timer = None
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return True
+        await asyncio.to_thread(self._flush_held, deadline)
+        await asyncio.to_thread(worker.join, max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            self._drop_queued("shutdown_timeout")
+            log.error("evaluation did not finish within the shutdown grace period")
+            return False
+        return True
+
+    # --- completion timer (event loop) -----------------------------------------
+    async def _tick_forever(self) -> None:
+        while True:
+            self.tick()
+            self._wake.clear()
+            deadline = self._assembler.next_deadline()
+            wait = _MAX_TIMER_WAIT_S
+            if deadline is not None:
+                wait = min(wait, max(_MIN_TIMER_WAIT_S, deadline - self._clock.now()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    def _flush_held(self, deadline: float) -> None:
+        """Release every held trace into the queue, waiting for room until ``deadline``.
+
+        Runs off the event loop (it may block), once receivers and timer are stopped,
+        so nothing else touches the assembler any more.
+        """
+        self._drain_deadline = deadline
+        self._assembler.flush(CompletionReason.SHUTDOWN)
+        try:
+            self._queue.put(_STOP, timeout=max(0.001, deadline - time.monotonic()))
+        except queue.Full:
+            self._drop_queued("shutdown_timeout")
+            self._queue.put_nowait(_STOP)
+
+    def _drop_queued(self, reason: str) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._queue.task_done()
+            if item is not _STOP:
+                self._telemetry.traces_dropped.labels(reason).inc()
+
+    # --- evaluation thread -------------------------------------------------------
+    def _evaluate_forever(self) -> None:
+        while True:
+            item = self._queue.get()
+            self._telemetry.queue_depth.set(self._queue.qsize())
+            try:
+                if item is _STOP:
+                    return
+                assert isinstance(item, Trace)
+                self._processor.process(item)
+            except Exception:  # never let one trace kill the only evaluation thread
+                self._telemetry.traces_dropped.labels("internal_error").inc()
+                log.exception("evaluating a trace failed")
+            finally:
+                self._queue.task_done()

@@ -1,0 +1,108 @@
+"""``evald serve``: the daemon's lifecycle.
+
+Start order is downstream first (evaluation thread, completion timer, admin, then
+receivers) so every stage drains into a live consumer; shutdown is the reverse:
+stop accepting, release and evaluate every held trace, close sinks, then admin.
+Signal handlers are installed before readiness is announced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+
+from collector.admin import AdminServer
+from collector.app import ActiveSpecs, build_processor, build_sinks, decoder_selector
+from collector.clock import Clock, MonotonicClock
+from collector.config import Config
+from collector.pipeline import Pipeline
+from collector.receivers.grpc import GrpcReceiver
+from collector.receivers.http import HttpReceiver
+from collector.telemetry import Telemetry
+
+log = logging.getLogger(__name__)
+
+
+class Daemon:
+    """All of evald's live components, wired from one config.
+
+    ``start`` binds every listener (ports may be 0: see the ``*_port`` properties);
+    ``shutdown`` is safe before start and twice.
+    """
+
+    def __init__(
+        self, config: Config, telemetry: Telemetry | None = None, clock: Clock | None = None
+    ) -> None:
+        self.config = config
+        self.telemetry = telemetry or Telemetry()
+        self.specs = ActiveSpecs(config, self.telemetry)
+        self._processor = build_processor(
+            config, self.specs, build_sinks(config, self.telemetry), self.telemetry
+        )
+        self.pipeline = Pipeline(config, clock or MonotonicClock(), self._processor, self.telemetry)
+        selector = decoder_selector(config)
+        otlp = config.receivers.otlp
+        self.grpc = GrpcReceiver(otlp, self.pipeline, selector, self.telemetry)
+        self.http = HttpReceiver(otlp, self.pipeline, selector, self.telemetry)
+        self.admin = AdminServer(config.admin, self.telemetry, lambda: self.ready)
+        self._started = False
+        self._stopping = False
+
+    @property
+    def ready(self) -> bool:
+        return self._started and not self._stopping and self.pipeline.ready
+
+    async def start(self) -> None:
+        self.pipeline.start()
+        await self.admin.start()
+        if self.config.receivers.otlp.grpc.enabled:
+            await self.grpc.start()
+        if self.config.receivers.otlp.http.enabled:
+            await self.http.start()
+        self._started = True
+
+    async def shutdown(self) -> bool:
+        """Graceful stop within ``shutdown.grace``; False if traces had to be dropped."""
+        self._stopping = True
+        grace = self.config.shutdown.grace
+        deadline = time.monotonic() + grace
+        receiver_grace = grace / 4  # in-flight exports; the rest is for evaluation
+        await asyncio.gather(self.grpc.shutdown(receiver_grace), self.http.shutdown(receiver_grace))
+        clean = await self.pipeline.shutdown(max(0.0, deadline - time.monotonic()))
+        await asyncio.to_thread(self._processor.close)
+        await self.admin.shutdown(1.0)
+        return clean
+
+
+async def run_daemon(config: Config) -> int:
+    """Run until SIGTERM/SIGINT; SIGHUP reloads specs. Returns the exit code."""
+    daemon = Daemon(config)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, daemon.specs.reload))
+    try:
+        await daemon.start()
+    except OSError as exc:
+        log.error("%s", exc)
+        await daemon.shutdown()
+        return 1
+    log.info(
+        "evald ready: otlp grpc %s, otlp http %s, admin %s, %d specs",
+        _where(config.receivers.otlp.grpc.enabled, daemon.grpc),
+        _where(config.receivers.otlp.http.enabled, daemon.http),
+        f"port {daemon.admin.port}",
+        len(daemon.specs()),
+    )
+    await stop.wait()
+    log.info("shutting down (grace %.1fs)", config.shutdown.grace)
+    clean = await daemon.shutdown()
+    log.info("evald stopped%s", "" if clean else " (some traces were dropped)")
+    return 0
+
+
+def _where(enabled: bool, receiver: GrpcReceiver | HttpReceiver) -> str:
+    return f"port {receiver.port}" if enabled else "disabled"

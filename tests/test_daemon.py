@@ -1,0 +1,192 @@
+"""evald end to end in one process: real OTel SDK exporters → receivers → assembly →
+trajectories → evaluators → /metrics, over loopback, on an injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+
+from collector.clock import ManualClock
+from collector.config import Config
+from collector.serve import Daemon
+
+if TYPE_CHECKING:
+    from conftest import LoopThread
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden" / "traces"
+SPEC = """
+id: sdk-refund
+match: {service: sdk-agent}
+reference:
+  trajectory: [{tool: lookup_invoice}, {tool: refund}]
+evaluators: [trajectory_exact_match, trajectory_recall]
+thresholds: {trajectory_exact_match: 1.0}
+"""
+
+
+class Running:
+    """A started daemon plus helpers to move its clock and read its metrics."""
+
+    def __init__(self, daemon: Daemon, clock: ManualClock, loop: LoopThread) -> None:
+        self.daemon, self.clock, self.loop = daemon, clock, loop
+
+    def complete_traces(self) -> None:
+        """Jump past idle_timeout, let the timer release traces, wait for evaluation."""
+        self.clock.advance(self.daemon.config.assembly.idle_timeout + 0.001)
+
+        async def poke_and_wait() -> None:
+            self.daemon.pipeline.tick()
+            while self.daemon.pipeline.queue_depth:
+                await asyncio.sleep(0.005)
+
+        self.loop.run(poke_and_wait())
+
+    def metric(self, name: str, **labels: str) -> float:
+        return self.daemon.telemetry.registry.get_sample_value(name, labels) or 0.0
+
+    def scrape(self) -> str:
+        url = f"http://127.0.0.1:{self.daemon.admin.port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return str(response.read().decode())
+
+
+@pytest.fixture
+def running(loop_thread: LoopThread, tmp_path: Path) -> Iterator[Running]:
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    config = Config.model_validate(
+        {
+            "receivers": {
+                "otlp": {
+                    "grpc": {"endpoint": "127.0.0.1:0"},
+                    "http": {"endpoint": "127.0.0.1:0"},
+                }
+            },
+            "admin": {"endpoint": "127.0.0.1:0"},
+            "assembly": {"idle_timeout": "5s"},
+            "specs": [str(tmp_path / "spec.yaml")],
+            "outputs": {"results_file": str(tmp_path / "results.jsonl")},
+        }
+    )
+    clock = ManualClock(1000.0)
+    daemon = Daemon(config, clock=clock)
+    loop_thread.run(daemon.start())
+    yield Running(daemon, clock, loop_thread)
+    loop_thread.run(daemon.shutdown())
+
+
+def send_agent_run(
+    exporter: SpanExporter, service: str = "sdk-agent", fail_refund: bool = False
+) -> str:
+    """One GenAI-convention agent run (invoke_agent → chat → 2 tools), exported for real."""
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test-agent")
+    with tracer.start_as_current_span(
+        "invoke_agent support",
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"},
+    ) as root:
+        with tracer.start_as_current_span(
+            "chat model", attributes={"gen_ai.operation.name": "chat"}
+        ):
+            pass
+        for tool, args in (("lookup_invoice", {"invoice_id": 1042}), ("refund", {"track_id": 3})):
+            with tracer.start_as_current_span(
+                f"execute_tool {tool}",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": tool,
+                    "gen_ai.tool.call.arguments": json.dumps(args),
+                },
+            ) as span:
+                if fail_refund and tool == "refund":
+                    span.set_status(trace.StatusCode.ERROR, "refund window expired")
+        trace_id = format(root.get_span_context().trace_id, "032x")
+    provider.shutdown()
+    return trace_id
+
+
+def test_real_exporters_grpc_and_http_reach_metrics(running: Running) -> None:
+    grpc_port, http_port = running.daemon.grpc.port, running.daemon.http.port
+    send_agent_run(GrpcExporter(endpoint=f"127.0.0.1:{grpc_port}", insecure=True))
+    send_agent_run(
+        HttpExporter(endpoint=f"http://127.0.0.1:{http_port}/v1/traces"), fail_refund=True
+    )
+    assert running.metric("evald_spans_received_total", transport="grpc") == 5
+    assert running.metric("evald_spans_received_total", transport="http") == 5
+
+    running.complete_traces()
+
+    text = running.scrape()
+    assert 'evald_traces_evaluated_total{agent="support",service="sdk-agent"} 2.0' in text
+    assert running.metric("evald_tool_calls_total", service="sdk-agent", tool="refund") == 2
+    assert running.metric("evald_tool_errors_total", service="sdk-agent", tool="refund") == 1
+    labels = {"spec": "sdk-refund", "evaluator": "trajectory_exact_match"}
+    labels |= {"service": "sdk-agent", "agent": "support"}
+    assert running.metric("evald_evaluations_total", **labels, outcome="pass") == 2
+    assert running.metric("evald_evaluation_score_count", **labels) == 2
+
+
+def test_raw_otlp_json_post_of_a_real_framework_trace(running: Running) -> None:
+    body = (GOLDEN / "vercel-ai-sdk" / "correct.jsonl").read_bytes().splitlines()[0]
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{running.daemon.http.port}/v1/traces",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert response.status == 200
+        assert json.loads(response.read()) == {}
+
+    running.complete_traces()
+
+    assert running.metric("evald_traces_completed_total", reason="idle") == 1
+    tool_calls = running.scrape().count("evald_tool_calls_total{")
+    assert tool_calls >= 3  # lookup_invoice, lookup_track, refund
+
+
+def test_nothing_completes_before_idle_timeout(running: Running) -> None:
+    send_agent_run(GrpcExporter(endpoint=f"127.0.0.1:{running.daemon.grpc.port}", insecure=True))
+    running.clock.advance(1.0)
+    running.loop.run(_tick(running.daemon))
+    assert running.metric("evald_traces_in_flight") == 1
+    assert running.metric("evald_traces_evaluated_total", service="sdk-agent", agent="support") == 0
+
+
+async def _tick(daemon: Daemon) -> None:
+    daemon.pipeline.tick()
+
+
+def test_results_file_has_always_on_and_spec_results(running: Running, tmp_path: Path) -> None:
+    trace_id = send_agent_run(
+        GrpcExporter(endpoint=f"127.0.0.1:{running.daemon.grpc.port}", insecure=True)
+    )
+    running.complete_traces()
+    running.loop.run(running.daemon.shutdown())
+    lines = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    by_evaluator = {(line["spec"], line["evaluator"]): line for line in lines}
+    assert {line["trace_id"] for line in lines} == {trace_id}
+    assert by_evaluator[(None, "failure")]["score"] == 0.0
+    assert by_evaluator[(None, "latency")]["score"] >= 0.0
+    assert by_evaluator[("sdk-refund", "trajectory_exact_match")]["passed"] is True
+    assert by_evaluator[("sdk-refund", "trajectory_recall")]["score"] == 1.0
+
+
+def test_readyz_is_200_while_running(running: Running) -> None:
+    url = f"http://127.0.0.1:{running.daemon.admin.port}/readyz"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert response.status == 200
