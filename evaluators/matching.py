@@ -1,0 +1,159 @@
+"""Matching predicted steps against a reference trajectory.
+
+A *call matcher* decides whether one predicted step satisfies one reference
+item. The algorithms here work for any matcher, so richer argument matchers
+(subset, regex, numeric tolerance, per-tool overrides) plug in without touching
+them:
+
+- ``exact_sequence``: same length, item *i* matches step *i*;
+- ``ordered_matching``: the longest order-preserving matching (an LCS), so a
+  reference is an ordered subsequence iff every item is in it;
+- ``maximum_matching``: a maximum bipartite matching, each step used at most
+  once. First-fit greedy matching is not enough once a matcher is not an
+  equivalence (e.g. subset-of-args): it can block a later item that only the
+  step it took would satisfy.
+
+All functions are pure and take sequences, so they are cheap to test and reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal, NamedTuple
+
+from evaluators.reference import ExpectedStep
+from evaluators.trajectory import Step, StepKind, Trajectory
+
+CallMatcher = Callable[[ExpectedStep, Step], bool]
+"""``matcher(expected, step) -> bool``: does ``step`` satisfy ``expected``?"""
+
+ArgsMode = Literal["auto", "exact", "ignore"]
+"""How arguments are compared by ``call_matcher``:
+
+- ``auto``: only for reference items that give ``args`` (exact dict equality);
+- ``exact``: always; a reference without ``args`` requires a step without args;
+- ``ignore``: never, names (and kinds) only.
+"""
+
+
+def same_call(expected: ExpectedStep, step: Step) -> bool:
+    """Same name, and same kind unless the reference item leaves the kind open."""
+    return expected.name == step.name and expected.kind in (None, step.kind)
+
+
+def call_matcher(args: ArgsMode = "auto") -> CallMatcher:
+    """The matcher for an ``ArgsMode``. Raises ``ValueError`` for an unknown mode."""
+    if args == "ignore":
+        return same_call
+    if args == "auto":
+        return lambda expected, step: (
+            same_call(expected, step) and (expected.args is None or expected.args == step.args)
+        )
+    if args == "exact":
+        return lambda expected, step: same_call(expected, step) and expected.args == step.args
+    raise ValueError(f"unknown args mode {args!r}: expected auto, exact or ignore")
+
+
+def called_steps(trajectory: Trajectory, kinds: Sequence[StepKind]) -> tuple[Step, ...]:
+    """The steps of ``kinds`` that actually ran (requested-only calls excluded)."""
+    return tuple(step for step in trajectory.steps_of(kinds) if step.executed)
+
+
+Pairs = list[tuple[int, int]]
+"""(reference index, predicted index) pairs, sorted by reference index."""
+
+
+def exact_sequence(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
+) -> bool:
+    """Whether ``predicted`` is exactly ``reference``: same length, pairwise matching."""
+    if len(reference) != len(predicted):
+        return False
+    return all(matches(item, step) for item, step in zip(reference, predicted, strict=True))
+
+
+def ordered_matching(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
+) -> Pairs:
+    """A longest matching that keeps both orders (LCS under ``matches``). O(n·m)."""
+    n, m = len(reference), len(predicted)
+    # best[i][j]: longest ordered matching of reference[i:] within predicted[j:].
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            skip = max(best[i + 1][j], best[i][j + 1])
+            take = best[i + 1][j + 1] + 1 if matches(reference[i], predicted[j]) else 0
+            best[i][j] = max(skip, take)
+    return _trace_back(best, reference, predicted, matches)
+
+
+def _trace_back(
+    best: list[list[int]],
+    reference: Sequence[ExpectedStep],
+    predicted: Sequence[Step],
+    matches: CallMatcher,
+) -> Pairs:
+    """Recover the pairs from the LCS table, preferring the earliest steps."""
+    pairs: Pairs = []
+    i = j = 0
+    while i < len(reference) and j < len(predicted):
+        if matches(reference[i], predicted[j]) and best[i][j] == best[i + 1][j + 1] + 1:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i][j + 1] == best[i][j]:
+            j += 1
+        else:
+            i += 1
+    return pairs
+
+
+def maximum_matching(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
+) -> Pairs:
+    """A maximum bipartite matching (Kuhn's augmenting paths); each step used once."""
+    candidates = [
+        [j for j, step in enumerate(predicted) if matches(item, step)] for item in reference
+    ]
+    owner: dict[int, int] = {}  # predicted index -> reference index
+
+    def assign(i: int, seen: set[int]) -> bool:
+        for j in candidates[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or assign(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(len(reference)):
+        assign(i, set())
+    return sorted((i, j) for j, i in owner.items())
+
+
+class MatchSummary(NamedTuple):
+    """What a matching left over, as labels, for explanations and details."""
+
+    missing: list[str]  # reference items not matched
+    extra: list[str]  # predicted steps not matched
+
+
+def summarize(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: Pairs
+) -> MatchSummary:
+    """The unmatched reference items and predicted steps of ``pairs``."""
+    used_ref = {i for i, _ in pairs}
+    used_pred = {j for _, j in pairs}
+    return MatchSummary(
+        missing=[item.label() for i, item in enumerate(reference) if i not in used_ref],
+        extra=[step.name for j, step in enumerate(predicted) if j not in used_pred],
+    )
+
+
+def explain(summary: MatchSummary) -> str | None:
+    """``"missing: refund; extra: lookup_artist"``, or None when nothing is left over."""
+    parts = [
+        f"{what}: {', '.join(labels)}"
+        for what, labels in (("missing", summary.missing), ("extra", summary.extra))
+        if labels
+    ]
+    return "; ".join(parts) or None

@@ -1,0 +1,189 @@
+"""Running bound evaluators on a trajectory and deciding pass / fail.
+
+``EvaluationRunner.run`` never raises because of an evaluator: an exception
+becomes an ``ErrorResult`` (this is one of the three places allowed to catch
+every exception). Async evaluators are awaited on an event loop the runner owns,
+so callers stay synchronous (the processor thread, replay).
+
+Verdicts (``Outcome.passed``):
+
+- numeric result with a threshold: ``evaluator.passed(score, threshold)``;
+- boolean result: its value, or with a threshold, 1.0 / 0.0 against it;
+- error result, or numeric result without threshold: None (no verdict).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any, NamedTuple
+
+from evaluators.base import Evaluator
+from evaluators.registry import EvaluatorRegistry, default_registry, user_code
+from evaluators.results import BooleanResult, ErrorResult, EvaluationResult, NumericResult
+from evaluators.spec_model import BoundEvaluator
+from evaluators.trajectory import Trajectory
+
+__all__ = ["ALWAYS", "BoundEvaluator", "EvaluationRunner", "Outcome", "bind_always", "verdict"]
+
+_log = logging.getLogger(__name__)
+
+ALWAYS = ("latency", "failure")
+"""Evaluators that run on every trace, spec or not (Vertex adds them by default)."""
+
+_RESULT_TYPES = (NumericResult, BooleanResult, ErrorResult)
+
+
+class Outcome(NamedTuple):
+    """One evaluator's result on one trajectory."""
+
+    spec_id: str | None
+    evaluator: str
+    result: EvaluationResult
+    passed: bool | None
+    duration_s: float
+
+
+def verdict(
+    evaluator: Evaluator[Any, Any], result: EvaluationResult, threshold: float | None
+) -> bool | None:
+    """Pass / fail of ``result`` (see the module doc); None when there is no verdict."""
+    if isinstance(result, ErrorResult):
+        return None
+    if isinstance(result, BooleanResult):
+        if threshold is None:
+            return result.value
+        return evaluator.passed(1.0 if result.value else 0.0, threshold)
+    return None if threshold is None else evaluator.passed(result.score, threshold)
+
+
+class EvaluationRunner:
+    """Runs bound evaluators one after the other on one trajectory at a time.
+
+    Not thread-safe: give each worker thread its own runner. ``run`` must not be
+    called from a thread whose event loop is running (an async evaluator would
+    then get an ``ErrorResult``). ``async_timeout_s`` bounds each awaited result;
+    a sync evaluator cannot be interrupted. ``close()`` closes the private loop
+    and is safe to call twice; the runner can be used again afterwards.
+    """
+
+    def __init__(
+        self,
+        *,
+        async_timeout_s: float | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._timeout = async_timeout_s
+        self._clock = clock
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._logged: set[tuple[str | None, str]] = set()
+
+    def run(self, trajectory: Trajectory, bound: Sequence[BoundEvaluator]) -> list[Outcome]:
+        """One ``Outcome`` per bound evaluator, in order. Never raises for evaluator faults."""
+        return [self.run_one(trajectory, item) for item in bound]
+
+    def run_one(self, trajectory: Trajectory, bound: BoundEvaluator) -> Outcome:
+        """Evaluate, time and judge one bound evaluator."""
+        started = self._clock()
+        try:
+            result = self._evaluate(trajectory, bound)
+            passed = verdict(bound.evaluator, result, bound.threshold)
+        # The evaluator call is one of the three catch-all places (STYLE habit 6):
+        # whatever user code raises is reported as an ErrorResult, never propagated.
+        # CancelledError is a BaseException; an evaluator that raises it is still a fault.
+        except (Exception, asyncio.CancelledError) as exc:
+            self._log_first(bound, exc)
+            result, passed = ErrorResult(error=f"{type(exc).__name__}: {exc}"), None
+        return Outcome(bound.spec_id, bound.id, result, passed, self._clock() - started)
+
+    def close(self) -> None:
+        """Close the private event loop, if one was created."""
+        loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    def __enter__(self) -> EvaluationRunner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _evaluate(self, trajectory: Trajectory, bound: BoundEvaluator) -> EvaluationResult:
+        result: object = bound.evaluator.evaluate(trajectory, bound.criteria)
+        if inspect.isawaitable(result):
+            result = self._await(result)
+        if not isinstance(result, _RESULT_TYPES):
+            raise TypeError(
+                f"evaluate() returned {type(result).__name__}, "
+                "expected NumericResult, BooleanResult or ErrorResult"
+            )
+        return result
+
+    def _await(self, awaitable: Awaitable[object]) -> object:
+        try:
+            _refuse_inside_running_loop()
+            return self._event_loop().run_until_complete(self._bounded(awaitable))
+        finally:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()  # no-op once finished; avoids "never awaited" otherwise
+
+    async def _bounded(self, awaitable: Awaitable[object]) -> object:
+        if self._timeout is None:
+            return await awaitable
+        return await asyncio.wait_for(awaitable, self._timeout)
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop
+
+    def _log_first(self, bound: BoundEvaluator, exc: BaseException) -> None:
+        """Log an evaluator's first failure with its traceback; later ones only at debug."""
+        key = (bound.spec_id, bound.id)
+        first = key not in self._logged
+        self._logged.add(key)
+        _log.log(
+            logging.WARNING if first else logging.DEBUG,
+            "evaluator %s (spec %s) failed: %s: %s",
+            bound.id,
+            bound.spec_id,
+            type(exc).__name__,
+            exc,
+            exc_info=first,
+        )
+
+
+def _refuse_inside_running_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError("cannot await an async evaluator from inside a running event loop")
+
+
+def bind_always(
+    names: Iterable[str] = ALWAYS, *, registry: EvaluatorRegistry | None = None
+) -> list[BoundEvaluator]:
+    """Bind evaluators that need no spec (``spec_id`` None), with default config.
+
+    Raises ``EvaluatorLoadError`` for an unknown name or an evaluator that needs criteria.
+    """
+    registry = registry or default_registry()
+    bound = []
+    for name in names:
+        cls = registry.resolve(name)
+        with user_code(name, "building with default config and no criteria"):
+            evaluator = cls.build()
+            criteria = cls.criteria_model()
+        bound.append(BoundEvaluator(None, name, evaluator, criteria, evaluator.config.threshold))
+    return bound

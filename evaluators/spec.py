@@ -1,0 +1,214 @@
+"""Loading reference specs (YAML or JSON) and picking the ones that apply to a trace.
+
+``load_spec(path)`` parses a file, validates it (``evaluators.spec_model.Spec``,
+unknown keys rejected), compiles its regexes and binds its evaluators through
+the registry (``evaluators.binding``). ``load_specs(paths)`` loads many (files
+or directories) and rejects duplicate spec ids. Every problem becomes a
+``SpecError`` line such as::
+
+    config/specs/refund.yaml:14: evaluators[1].criteria.tool: required key missing
+
+A ``SpecSet`` is immutable: reloading builds a new one, and a failed reload
+leaves the previous set in use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import ValidationError
+
+from evaluators.binding import BindError, bind_spec
+from evaluators.documents import (
+    JSON_SUFFIXES,
+    YAML_SUFFIXES,
+    Document,
+    DocumentError,
+    read_document,
+)
+from evaluators.problems import Problem, format_loc, from_validation_error
+from evaluators.registry import EvaluatorRegistry, default_registry
+from evaluators.spec_model import BoundEvaluator, EvaluatorEntry, Spec
+from evaluators.trajectory import Trajectory
+
+__all__ = [
+    "BoundEvaluator",
+    "EvaluatorEntry",
+    "Spec",
+    "SpecError",
+    "SpecProblem",
+    "SpecSet",
+    "build_spec",
+    "load_spec",
+    "load_specs",
+]
+
+SPEC_SUFFIXES = YAML_SUFFIXES + JSON_SUFFIXES
+
+
+class SpecProblem(NamedTuple):
+    """One problem: the file, the 1-based line and the field path when known, and what."""
+
+    path: Path | None
+    line: int | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = str(self.path) if self.path is not None else "<spec>"
+        if self.line is not None:
+            where += f":{self.line}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class SpecError(Exception):
+    """Specs that cannot be loaded; ``problems`` lists them all, one per line of the message."""
+
+    def __init__(self, problems: Sequence[SpecProblem]) -> None:
+        super().__init__("\n".join(str(problem) for problem in problems))
+        self.problems = list(problems)
+
+
+def load_spec(path: str | Path, *, registry: EvaluatorRegistry | None = None) -> Spec:
+    """Load, validate and bind one spec file. Raises ``SpecError``."""
+    return _load(Path(path), registry)[0]
+
+
+def build_spec(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
+    registry: EvaluatorRegistry | None = None,
+) -> Spec:
+    """Validate and bind a spec given as data; errors carry no line. Raises ``SpecError``."""
+    return _build(data, None, base_dir, registry)
+
+
+def load_specs(
+    paths: Iterable[str | Path], *, registry: EvaluatorRegistry | None = None
+) -> SpecSet:
+    """Load spec files and directories (their ``*.yaml|yml|json``, sorted, not recursive).
+
+    Every file is tried, so one ``SpecError`` reports the problems of all of them,
+    including spec ids defined twice.
+    """
+    loaded: list[tuple[Spec, Document]] = []
+    problems: list[SpecProblem] = []
+    for path in _expand(paths, problems):
+        try:
+            loaded.append(_load(path, registry))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    problems.extend(_duplicate_ids(loaded))
+    if problems:
+        raise SpecError(problems)
+    return SpecSet(spec for spec, _ in loaded)
+
+
+class SpecSet:
+    """Loaded specs with unique ids, in load order. Immutable: safe to share across threads."""
+
+    def __init__(self, specs: Iterable[Spec] = ()) -> None:
+        self._specs = tuple(specs)
+        ids = [spec.id for spec in self._specs]
+        duplicates = sorted({ident for ident in ids if ids.count(ident) > 1})
+        if duplicates:
+            raise SpecError([SpecProblem(None, None, "id", f"duplicate spec id {duplicates[0]!r}")])
+        self._by_id = {spec.id: spec for spec in self._specs}
+
+    def __iter__(self) -> Iterator[Spec]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._by_id)
+
+    def get(self, spec_id: str) -> Spec | None:
+        return self._by_id.get(spec_id)
+
+    def matching(self, trajectory: Trajectory) -> list[Spec]:
+        """Every spec that applies to ``trajectory`` (several may), in load order."""
+        return [spec for spec in self._specs if spec.matches(trajectory)]
+
+    def bound_for(self, trajectory: Trajectory) -> list[BoundEvaluator]:
+        """The bound evaluators of every matching spec, ready for the runner."""
+        return [bound for spec in self.matching(trajectory) for bound in spec.bound]
+
+
+def _load(path: Path, registry: EvaluatorRegistry | None) -> tuple[Spec, Document]:
+    try:
+        document = read_document(path)
+    except DocumentError as exc:
+        raise SpecError([SpecProblem(path, exc.line, None, exc.message)]) from None
+    return _build(document.data, document, path.resolve().parent, registry), document
+
+
+def _build(
+    data: Any,
+    document: Document | None,
+    base_dir: Path | None,
+    registry: EvaluatorRegistry | None,
+) -> Spec:
+    if not isinstance(data, Mapping):
+        problem = Problem((), "expected a mapping (id, match, reference, evaluators, …)")
+        raise _spec_error([problem], document)
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise _spec_error(from_validation_error(exc), document) from None
+    try:
+        bound = bind_spec(spec, registry or default_registry(), base_dir)
+    except BindError as exc:
+        raise _spec_error(exc.problems, document) from None
+    spec.attach(bound, document.path if document is not None else None)
+    return spec
+
+
+def _spec_error(problems: Iterable[Problem], document: Document | None) -> SpecError:
+    path = document.path if document is not None else None
+    return SpecError(
+        [
+            SpecProblem(
+                path,
+                document.line_of(problem.loc) if document is not None else None,
+                format_loc(problem.loc) or None,
+                problem.message,
+            )
+            for problem in problems
+        ]
+    )
+
+
+def _expand(paths: Iterable[str | Path], problems: list[SpecProblem]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir() if _is_spec_file(p)))
+        elif path.exists():
+            files.append(path)
+        else:
+            problems.append(SpecProblem(path, None, None, "no such file or directory"))
+    return files
+
+
+def _is_spec_file(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in SPEC_SUFFIXES
+
+
+def _duplicate_ids(loaded: list[tuple[Spec, Document]]) -> list[SpecProblem]:
+    first: dict[str, Path] = {}
+    problems = []
+    for spec, document in loaded:
+        if spec.id in first:
+            message = f"duplicate spec id {spec.id!r} (first defined in {first[spec.id]})"
+            problems.append(SpecProblem(document.path, document.line_of(("id",)), "id", message))
+        first.setdefault(spec.id, document.path)
+    return problems

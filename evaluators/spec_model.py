@@ -1,0 +1,94 @@
+"""The schema of a reference spec file, and what its evaluator entries become.
+
+Loading (files, errors with lines, binding) is ``evaluators.spec``; this module
+only says what a valid spec *is*.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from evaluators.base import Criteria, Evaluator
+from evaluators.reference import Reference
+from evaluators.selectors import MatchRule
+from evaluators.trajectory import StepKind, Trajectory
+
+IDENTIFIER = r"^\S+$"  # ids end up in metric labels and file names: no blanks
+
+
+class BoundEvaluator(NamedTuple):
+    """An evaluator ready to run: built with its config, criteria resolved.
+
+    ``spec_id`` is None for evaluators that run on every trace without a spec.
+    ``threshold`` None means a numeric result gets no verdict.
+    """
+
+    spec_id: str | None
+    id: str
+    evaluator: Evaluator[Any, Any]
+    criteria: Criteria
+    threshold: float | None
+
+
+class EvaluatorEntry(BaseModel):
+    """One item of a spec's ``evaluators`` list: a bare reference, or the mapping form.
+
+    ``name`` is an evaluator reference (see ``evaluators.registry``). ``id``
+    names this use of it (thresholds and results are keyed by it); by default
+    the registered name, or the class's ``id`` for ``file://`` / ``module:Class``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    name: str = Field(min_length=1)
+    id: str | None = Field(default=None, pattern=IDENTIFIER)
+    config: dict[str, Any] = Field(default_factory=dict)
+    criteria: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_bare_name(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data
+
+
+class Spec(BaseModel):
+    """A reference spec: which traces (``match``), what is expected, which evaluators.
+
+    A ``Spec`` returned by ``evaluators.spec.load_spec`` is bound: ``bound``
+    holds its evaluators ready to run, in the order of the file.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=IDENTIFIER)
+    description: str = ""
+    match: MatchRule = Field(default_factory=MatchRule)
+    step_kinds: tuple[StepKind, ...] = Field(default=(StepKind.TOOL,), min_length=1)
+    reference: Reference = Field(default_factory=Reference)
+    evaluators: tuple[EvaluatorEntry, ...] = Field(min_length=1)
+    thresholds: dict[str, float | None] = Field(default_factory=dict)
+
+    _bound: tuple[BoundEvaluator, ...] = PrivateAttr(default=())
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def bound(self) -> tuple[BoundEvaluator, ...]:
+        """The bound evaluators (empty until the loader binds the spec)."""
+        return self._bound
+
+    @property
+    def source(self) -> Path | None:
+        """The file the spec was loaded from, if any."""
+        return self._source
+
+    def attach(self, bound: tuple[BoundEvaluator, ...], source: Path | None) -> None:
+        """Record the binding; called once by the loader, before the spec is shared."""
+        self._bound = bound
+        self._source = source
+
+    def matches(self, trajectory: Trajectory) -> bool:
+        """Whether this spec applies to ``trajectory`` (see ``MatchRule``)."""
+        return self.match.matches(trajectory)

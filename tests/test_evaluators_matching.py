@@ -1,0 +1,109 @@
+"""The matching helpers: any per-call predicate plugs into the same algorithms."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from evaluators.matching import (
+    call_matcher,
+    exact_sequence,
+    explain,
+    maximum_matching,
+    ordered_matching,
+    summarize,
+)
+from evaluators.reference import ExpectedStep
+from evaluators.trajectory import Step, StepKind
+
+
+def step(name: str, args: Any = None) -> Step:
+    return Step(StepKind.TOOL, name, "ab", None, 0, 0.0, args=args)
+
+
+def ref(name: str, args: dict[str, Any] | None = None) -> ExpectedStep:
+    return ExpectedStep(name=name, kind=StepKind.TOOL, args=args)
+
+
+def names_match(expected: ExpectedStep, actual: Step) -> bool:
+    return expected.name == actual.name
+
+
+def test_maximum_matching_beats_first_fit() -> None:
+    # The open reference item could take either refund; first-fit gives it the
+    # first one and leaves the {x: 1} item unmatched. A maximum matching does not.
+    reference = [ref("refund"), ref("refund", {"x": 1})]
+    predicted = [step("refund", {"x": 1}), step("refund", {"x": 2})]
+    pairs = maximum_matching(reference, predicted, call_matcher("auto"))
+    assert sorted(pairs) == [(0, 1), (1, 0)]
+
+
+def test_maximum_matching_accepts_any_predicate() -> None:
+    def case_insensitive(expected: ExpectedStep, actual: Step) -> bool:
+        return expected.name.lower() == actual.name.lower()
+
+    pairs = maximum_matching([ref("Refund")], [step("refund")], case_insensitive)
+    assert pairs == [(0, 0)]
+    assert maximum_matching([ref("Refund")], [step("refund")], names_match) == []
+
+
+def test_ordered_matching_is_a_longest_common_subsequence() -> None:
+    reference = [ref("a"), ref("b"), ref("c")]
+    predicted = [step("b"), step("x"), step("a"), step("c")]
+    pairs = ordered_matching(reference, predicted, names_match)
+    assert len(pairs) == 2
+    assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in itertools.pairwise(pairs))
+
+
+def test_ordered_matching_prefers_the_earliest_steps() -> None:
+    pairs = ordered_matching([ref("a")], [step("a"), step("a")], names_match)
+    assert pairs == [(0, 0)]
+
+
+def test_ordered_matching_finds_a_full_subsequence_with_extras() -> None:
+    reference = [ref("a"), ref("b")]
+    predicted = [step("a"), step("a"), step("x"), step("b")]
+    assert ordered_matching(reference, predicted, names_match) == [(0, 0), (1, 3)]
+
+
+def test_exact_sequence_needs_same_length_and_order() -> None:
+    assert exact_sequence([ref("a"), ref("b")], [step("a"), step("b")], names_match)
+    assert not exact_sequence([ref("a"), ref("b")], [step("b"), step("a")], names_match)
+    assert not exact_sequence([ref("a")], [step("a"), step("a")], names_match)
+
+
+@pytest.mark.parametrize(
+    ("mode", "reference_args", "step_args", "expected"),
+    [
+        ("auto", None, {"x": 1}, True),
+        ("auto", {"x": 1}, {"x": 1}, True),
+        ("auto", {"x": 1}, {"x": 1, "y": 2}, False),
+        ("exact", None, {"x": 1}, False),
+        ("exact", None, None, True),
+        ("ignore", {"x": 1}, {"x": 2}, True),
+    ],
+)
+def test_call_matcher_args_modes(
+    mode: Any, reference_args: dict[str, Any] | None, step_args: Any, expected: bool
+) -> None:
+    assert call_matcher(mode)(ref("t", reference_args), step("t", step_args)) is expected
+
+
+def test_call_matcher_never_matches_another_name() -> None:
+    assert not call_matcher("ignore")(ref("a"), step("b"))
+
+
+def test_call_matcher_rejects_unknown_mode() -> None:
+    with pytest.raises(ValueError, match="unknown args mode 'subset'"):
+        call_matcher("subset")  # type: ignore[arg-type]
+
+
+def test_summary_and_explanation() -> None:
+    reference = [ref("a"), ref("b")]
+    predicted = [step("a"), step("c")]
+    summary = summarize(reference, predicted, [(0, 0)])
+    assert summary.missing == ["b"] and summary.extra == ["c"]
+    assert explain(summary) == "missing: b; extra: c"
+    assert explain(summarize(reference[:1], predicted[:1], [(0, 0)])) is None
