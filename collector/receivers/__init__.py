@@ -1,0 +1,25 @@
+"""OTLP receivers: gRPC (``TraceService/Export``) and HTTP (``POST /v1/traces``).
+
+Both decode each request once, hand its spans to a ``SpanConsumer`` and answer as
+the OTLP specification requires (shared/CONVENTIONS.md §3):
+
+================================  ===========================  ==========================
+outcome                           gRPC                         HTTP
+================================  ===========================  ==========================
+all spans kept                    OK                           200, empty response
+some spans rejected               OK + ``partial_success``     200 + ``partialSuccess``
+undecodable payload / bad gzip    INVALID_ARGUMENT             400
+pipeline full (``Overloaded``)    UNAVAILABLE + ``RetryInfo``  503 + ``Retry-After``
+over ``max_request_size``         RESOURCE_EXHAUSTED (grpc)    413
+unknown Content-Type / -Encoding  —                            415
+not POST / other path             UNIMPLEMENTED (grpc)         405 / 404
+unexpected exception              INTERNAL                     500
+================================  ===========================  ==========================
+
+Both share the lifecycle ``start()`` / ``shutdown(grace)`` / ``port``.
+"""
+
+from collector.receivers.grpc import GrpcReceiver
+from collector.receivers.http import HttpReceiver
+
+__all__ = ["GrpcReceiver", "HttpReceiver"]

@@ -1,0 +1,126 @@
+"""OTLP/gRPC receiver: ``opentelemetry.proto.collector.trace.v1.TraceService/Export``.
+
+The method is registered through a generic handler without a request deserializer,
+so the handler gets the raw request bytes and decodes them once with
+``decode_protobuf`` (no intermediate message objects). gRPC itself handles
+``grpc-encoding: gzip`` and refuses messages over ``max_request_size`` (measured
+after decompression) with ``RESOURCE_EXHAUSTED`` before our handler runs, which is
+why those refusals do not appear in ``evald_receiver_requests_failed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import grpc
+
+from collector.config import OtlpReceivers
+from collector.consumer import SpanConsumer
+from collector.decode import AttributeSelector, decode_protobuf
+from collector.receivers.common import ExportError, Ingest, Refusal
+from collector.receivers.encoding import export_response, retry_info, rpc_status
+from collector.telemetry import Telemetry
+
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+METHOD = "Export"
+
+_GRPC_CODES: dict[Refusal, Any] = {
+    Refusal.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
+    Refusal.OVERLOADED: grpc.StatusCode.UNAVAILABLE,
+    Refusal.TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Refusal.INTERNAL: grpc.StatusCode.INTERNAL,
+}
+
+# google.rpc.Status with details, as grpc-go / the Collector read it (status.FromError).
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+# What opentelemetry-exporter-otlp-proto-grpc reads for its retry delay (exporter.py).
+RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
+
+
+class GrpcReceiver:
+    """Serves OTLP/gRPC on ``config.grpc.endpoint`` in the running event loop.
+
+    Lifecycle: ``start`` binds (port 0 picks a free port, see ``port``) and serves;
+    ``shutdown(grace)`` stops accepting RPCs, lets in-flight ones finish for up to
+    ``grace`` seconds, then cancels them. ``shutdown`` is safe before ``start`` and
+    twice; ``start`` after ``shutdown`` serves again. ``config.grpc.enabled`` is the
+    caller's business: ``start`` binds regardless.
+    """
+
+    def __init__(
+        self,
+        config: OtlpReceivers,
+        consumer: SpanConsumer,
+        selector: AttributeSelector,
+        telemetry: Telemetry,
+    ) -> None:
+        self._endpoint = config.grpc.endpoint
+        self._host_port = config.grpc.host_port
+        self._max_request_size = config.max_request_size
+        self._ingest = Ingest("grpc", consumer, selector, telemetry, config.retry_after)
+        self._server: Any = None
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port; ``RuntimeError`` unless serving."""
+        if self._port is None:
+            raise RuntimeError("the OTLP/gRPC receiver is not started")
+        return self._port
+
+    async def start(self) -> None:
+        """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
+        if self._server is not None:
+            raise RuntimeError("the OTLP/gRPC receiver is already started")
+        server = grpc.aio.server(options=self._options())
+        server.add_generic_rpc_handlers((self._handlers(),))
+        try:
+            port = int(server.add_insecure_port(_address(*self._host_port)))
+        except RuntimeError as exc:  # grpc's way of saying "address in use" and the like
+            raise OSError(f"OTLP/gRPC: cannot listen on {self._endpoint}: {exc}") from exc
+        await server.start()
+        self._server, self._port = server, port
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
+        server, self._server, self._port = self._server, None, None
+        if server is not None:
+            await server.stop(grace)
+
+    def _options(self) -> list[tuple[str, int]]:
+        return [
+            ("grpc.max_receive_message_length", self._max_request_size),
+            # Without this, a second daemon on the same port would share it silently.
+            ("grpc.so_reuseport", 0),
+        ]
+
+    def _handlers(self) -> Any:
+        # No request_deserializer: the handler receives the message bytes as sent.
+        export = grpc.unary_unary_rpc_method_handler(self._export)
+        return grpc.method_handlers_generic_handler(SERVICE, {METHOD: export})
+
+    async def _export(self, request: bytes, context: Any) -> bytes:
+        """One Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
+        try:
+            return export_response(self._ingest.export(decode_protobuf, request), as_json=False)
+        except ExportError as refused:
+            failure = refused
+            self._ingest.refused(_GRPC_CODES[refused.refusal].name, refused)
+        except Exception as exc:  # one of the three catch-all places (STYLE.md habit 6)
+            failure = self._ingest.crashed(grpc.StatusCode.INTERNAL.name, exc)
+        await _abort(context, failure)
+
+
+async def _abort(context: Any, refused: ExportError) -> NoReturn:
+    """End the call with the refusal's status, its ``google.rpc.Status`` and retry info."""
+    trailers: list[tuple[str, bytes]] = [
+        (STATUS_DETAILS_KEY, rpc_status(refused).SerializeToString())
+    ]
+    if refused.refusal is Refusal.OVERLOADED:
+        trailers.append((RETRY_INFO_KEY, retry_info(refused.retry_after_s).SerializeToString()))
+    await context.abort(_GRPC_CODES[refused.refusal], refused.message, tuple(trailers))
+    raise AssertionError("grpc.aio ServicerContext.abort always raises")
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -1,0 +1,215 @@
+"""OTLP/HTTP receiver: ``POST /v1/traces`` with binary protobuf or OTLP/JSON bodies.
+
+Bodies may be gzip-compressed (``Content-Encoding: gzip``). aiohttp's own request
+decompression is off: we inflate ourselves so that ``max_request_size`` bounds the
+bytes *after* decompression and a gzip bomb never allocates more than that.
+Answers use the request's content type (OTLP spec); error bodies are a
+``google.rpc.Status``, or plain text when the request's content type is not OTLP.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from enum import Enum
+
+from aiohttp import web
+
+from collector.config import OtlpReceivers
+from collector.consumer import SpanConsumer
+from collector.decode import AttributeSelector, decode_json, decode_protobuf
+from collector.receivers.common import Decoder, ExportError, Ingest, PartialSuccess, Refusal
+from collector.receivers.encoding import export_response, status_body
+from collector.receivers.lifecycle import WebServer
+from collector.telemetry import Telemetry
+
+TRACES_PATH = "/v1/traces"
+
+HTTP_STATUS: dict[Refusal, int] = {
+    Refusal.INVALID: 400,
+    Refusal.OVERLOADED: 503,
+    Refusal.TOO_LARGE: 413,
+    Refusal.UNSUPPORTED: 415,
+    Refusal.NOT_FOUND: 404,
+    Refusal.METHOD: 405,
+    Refusal.INTERNAL: 500,
+}
+
+
+class BodyFormat(Enum):
+    """The two OTLP/HTTP encodings, by their content type."""
+
+    PROTOBUF = "application/x-protobuf"
+    JSON = "application/json"
+
+
+_DECODERS: dict[BodyFormat, Decoder] = {
+    BodyFormat.PROTOBUF: decode_protobuf,
+    BodyFormat.JSON: decode_json,
+}
+_IDENTITY = frozenset({"", "identity"})
+_GZIP = frozenset({"gzip", "x-gzip"})
+
+
+class HttpReceiver:
+    """Serves OTLP/HTTP on ``config.http.endpoint`` in the running event loop.
+
+    Lifecycle as ``GrpcReceiver``: ``start`` binds (``port`` tells which port),
+    ``shutdown(grace)`` stops accepting and drains in-flight requests for up to
+    ``grace`` seconds; safe before ``start`` and twice.
+    """
+
+    def __init__(
+        self,
+        config: OtlpReceivers,
+        consumer: SpanConsumer,
+        selector: AttributeSelector,
+        telemetry: Telemetry,
+    ) -> None:
+        self._max_request_size = config.max_request_size
+        self._ingest = Ingest("http", consumer, selector, telemetry, config.retry_after)
+        # auto_decompress=False: see the module docstring.
+        self._server = WebServer(
+            "OTLP/HTTP", config.http.host_port, self._make_app, auto_decompress=False
+        )
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port; ``RuntimeError`` unless serving."""
+        return self._server.port
+
+    async def start(self) -> None:
+        """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
+        await self._server.start()
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
+        await self._server.shutdown(grace)
+
+    def _make_app(self) -> web.Application:
+        # client_max_size caps request.read() at the same limit as the decompressed body:
+        # a gzip body is never larger than what it inflates to, short of adversarial input.
+        app = web.Application(client_max_size=self._max_request_size)
+        app.router.add_route("*", TRACES_PATH, self._traces)
+        app.router.add_route("*", "/{path:.*}", self._not_found)
+        return app
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        """One export request → 200 with an ``ExportTraceServiceResponse``, or an error."""
+        body_format = _body_format(request)
+        try:
+            result = await self._receive(request, body_format)
+            return _ok(result, body_format)
+        except ExportError as refused:
+            failure = refused
+            self._ingest.refused(str(HTTP_STATUS[refused.refusal]), refused)
+        except Exception as exc:  # one of the three catch-all places (STYLE.md habit 6)
+            failure = self._ingest.crashed("500", exc)
+        return _error(failure, body_format)
+
+    async def _not_found(self, request: web.Request) -> web.Response:
+        refused = ExportError(Refusal.NOT_FOUND, f"no such path {request.path!r}; use /v1/traces")
+        self._ingest.refused("404", refused)
+        return _error(refused, _body_format(request))
+
+    async def _receive(
+        self, request: web.Request, body_format: BodyFormat | None
+    ) -> PartialSuccess:
+        if request.method != "POST":
+            raise ExportError(Refusal.METHOD, f"{request.method} is not allowed; use POST")
+        if body_format is None:
+            raise ExportError(
+                Refusal.UNSUPPORTED,
+                f"unsupported Content-Type {request.content_type!r}; "
+                "use application/x-protobuf or application/json",
+            )
+        gzipped = _is_gzipped(request)
+        payload = await self._read_body(request)
+        if gzipped:
+            payload = gunzip(payload, self._max_request_size)
+        return self._ingest.export(_DECODERS[body_format], payload)
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        too_large = ExportError(
+            Refusal.TOO_LARGE, f"request body over the {self._max_request_size}-byte limit"
+        )
+        if (request.content_length or 0) > self._max_request_size:
+            raise too_large  # refuse before reading anything
+        try:
+            return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise too_large from None
+        except (web.RequestPayloadError, ConnectionError) as exc:
+            # Bad chunked framing, or the client left mid-body: its fault, not a bug of ours.
+            raise ExportError(Refusal.INVALID, f"incomplete request body: {exc}") from exc
+
+
+def _body_format(request: web.Request) -> BodyFormat | None:
+    """The OTLP encoding named by Content-Type (parameters ignored), if it is one."""
+    try:
+        return BodyFormat(request.content_type.lower())
+    except ValueError:
+        return None
+
+
+def _is_gzipped(request: web.Request) -> bool:
+    """True for gzip; ``ExportError`` (415) for codings other than identity."""
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding in _GZIP:
+        return True
+    if encoding in _IDENTITY:
+        return False
+    raise ExportError(
+        Refusal.UNSUPPORTED, f"unsupported Content-Encoding {encoding!r}; use gzip or none"
+    )
+
+
+def gunzip(data: bytes, limit: int) -> bytes:
+    """Inflate gzip ``data`` (several members allowed) into at most ``limit`` bytes.
+
+    Never allocates more than ``limit + 1`` output bytes. ``ExportError``: 413 when
+    the output would exceed ``limit``, 400 when ``data`` is not complete gzip.
+    """
+    out = bytearray()
+    while data:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            out += inflater.decompress(data, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise ExportError(Refusal.INVALID, f"invalid gzip body: {exc}") from exc
+        if len(out) > limit:
+            raise ExportError(
+                Refusal.TOO_LARGE, f"request body over the {limit}-byte limit after gunzip"
+            )
+        if not inflater.eof:
+            raise ExportError(Refusal.INVALID, "invalid gzip body: truncated")
+        data = inflater.unused_data
+    return bytes(out)
+
+
+def _ok(result: PartialSuccess, body_format: BodyFormat | None) -> web.Response:
+    as_json = body_format is BodyFormat.JSON
+    content_type = (body_format or BodyFormat.PROTOBUF).value
+    return web.Response(body=export_response(result, as_json), content_type=content_type)
+
+
+def _error(refused: ExportError, body_format: BodyFormat | None) -> web.Response:
+    """The error answer: a ``google.rpc.Status`` in the request's encoding."""
+    status = HTTP_STATUS[refused.refusal]
+    headers = _error_headers(refused)
+    if body_format is None:
+        return web.Response(status=status, text=refused.message, headers=headers)
+    body = status_body(refused, as_json=body_format is BodyFormat.JSON)
+    return web.Response(status=status, body=body, content_type=body_format.value, headers=headers)
+
+
+def _error_headers(refused: ExportError) -> dict[str, str]:
+    if refused.refusal is Refusal.OVERLOADED:
+        # delay-seconds is an integer (RFC 9110 §10.2.3); round up so clients never come early.
+        return {"Retry-After": str(max(0, math.ceil(refused.retry_after_s)))}
+    if refused.refusal is Refusal.METHOD:
+        return {"Allow": "POST"}
+    if refused.refusal is Refusal.UNSUPPORTED:
+        # RFC 9110 §15.5.16: name the codings we accept when the coding was the problem.
+        return {"Accept-Encoding": "gzip"}
+    return {}

@@ -1,0 +1,142 @@
+"""Lifecycle contract of the network components, and the receivers' building blocks."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import socket
+import tracemalloc
+import zlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from collector.admin import AdminServer
+from collector.clock import ManualClock
+from collector.config import Admin, Listener, OtlpReceivers
+from collector.decode import AttributeSelector
+from collector.receivers import GrpcReceiver, HttpReceiver
+from collector.receivers.common import ExportError, RateLimitedLog, Refusal
+from collector.receivers.http import gunzip
+from collector.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from conftest import LoopThread, RecordingConsumer
+
+pytestmark = pytest.mark.timeout(30)
+
+Factory = Callable[[str, "RecordingConsumer", Telemetry], Any]
+
+
+def grpc_receiver(endpoint: str, consumer: RecordingConsumer, telemetry: Telemetry) -> Any:
+    config = OtlpReceivers(grpc=Listener(endpoint=endpoint))
+    return GrpcReceiver(config, consumer, AttributeSelector(), telemetry)
+
+
+def http_receiver(endpoint: str, consumer: RecordingConsumer, telemetry: Telemetry) -> Any:
+    config = OtlpReceivers(http=Listener(endpoint=endpoint))
+    return HttpReceiver(config, consumer, AttributeSelector(), telemetry)
+
+
+def admin_server(endpoint: str, consumer: RecordingConsumer, telemetry: Telemetry) -> Any:
+    return AdminServer(Admin(endpoint=endpoint), telemetry, lambda: True)
+
+
+COMPONENTS = pytest.mark.parametrize(
+    "factory", [grpc_receiver, http_receiver, admin_server], ids=["grpc", "http", "admin"]
+)
+
+
+def can_connect(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            return True
+    except ConnectionRefusedError:
+        return False
+
+
+@pytest.mark.integration
+@COMPONENTS
+def test_shutdown_before_start_twice_and_restart(
+    factory: Factory,
+    loop_thread: LoopThread,
+    consumer: RecordingConsumer,
+    telemetry: Telemetry,
+) -> None:
+    component = factory("127.0.0.1:0", consumer, telemetry)
+    loop_thread.run(component.shutdown(1.0))  # before start: nothing to do
+    with pytest.raises(RuntimeError, match="not started"):
+        _ = component.port
+
+    for _ in range(2):  # start → shutdown → start again
+        loop_thread.run(component.start())
+        port = component.port
+        assert port > 0 and can_connect(port)
+        loop_thread.run(component.shutdown(1.0))
+        loop_thread.run(component.shutdown(1.0))  # twice is harmless
+        assert not can_connect(port)
+
+
+@pytest.mark.integration
+@COMPONENTS
+def test_start_twice_is_refused_and_busy_port_is_an_os_error(
+    factory: Factory,
+    start: Callable[[Any], Any],
+    loop_thread: LoopThread,
+    consumer: RecordingConsumer,
+    telemetry: Telemetry,
+) -> None:
+    running = start(factory("127.0.0.1:0", consumer, telemetry))
+    with pytest.raises(RuntimeError, match="already started"):
+        loop_thread.run(running.start())
+
+    clash = factory(f"127.0.0.1:{running.port}", consumer, telemetry)
+    with pytest.raises(OSError, match=f"127.0.0.1:{running.port}"):
+        loop_thread.run(clash.start())
+    loop_thread.run(clash.shutdown(1.0))
+
+
+def zeros_gzipped(size: int) -> bytes:
+    """gzip of ``size`` zero bytes, built without holding ``size`` bytes."""
+    deflater = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = bytes(1024**2)
+    parts = [deflater.compress(chunk) for _ in range(size // len(chunk))]
+    return b"".join([*parts, deflater.flush()])
+
+
+def test_gunzip_bomb_never_allocates_past_the_limit() -> None:
+    bomb = zeros_gzipped(256 * 1024**2)  # ~1 MiB that inflates to 256 MiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(ExportError) as info:
+            gunzip(bomb, limit=1024**2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.refusal is Refusal.TOO_LARGE
+    assert peak < 4 * 1024**2
+
+
+def test_gunzip_accepts_exactly_the_limit_and_several_members() -> None:
+    assert gunzip(gzip.compress(b"a" * 100), limit=100) == b"a" * 100
+    assert gunzip(gzip.compress(b"ab") + gzip.compress(b"cd"), limit=4) == b"abcd"
+    with pytest.raises(ExportError) as info:
+        gunzip(gzip.compress(b"ab") + gzip.compress(b"cde"), limit=4)
+    assert info.value.refusal is Refusal.TOO_LARGE
+
+
+def test_rate_limited_log_reports_what_it_suppressed(caplog: pytest.LogCaptureFixture) -> None:
+    clock = ManualClock()
+    log = RateLimitedLog(logging.getLogger("test.ratelimit"), interval=10, clock=clock)
+    with caplog.at_level(logging.WARNING, logger="test.ratelimit"):
+        assert log.log("400", logging.WARNING, "bad request")
+        assert not log.log("400", logging.WARNING, "bad request")
+        assert log.log("503", logging.WARNING, "overloaded")  # other keys are independent
+        clock.advance(10)
+        assert log.log("400", logging.WARNING, "bad request")
+    assert [record.getMessage() for record in caplog.records] == [
+        "bad request",
+        "overloaded",
+        "bad request (1 similar since the last report)",
+    ]
