@@ -1,0 +1,13 @@
+"""Convention normalization: the only code that knows how instrumentations encode agent runs.
+
+``normalize(trace, mappings)`` turns one assembled ``Trace`` into a ``Trajectory``
+(OpenTelemetry GenAI, OpenInference, OpenLLMetry/Traceloop, Vercel AI SDK,
+LangSmith, Google ADK, Strands, and user ``Mappings``). ``ATTRIBUTE_SELECTOR``
+lists every span attribute it reads, so the decoder can skip the rest.
+"""
+
+from collector.normalize.build import normalize
+from collector.normalize.mappings import Mappings, ToolSpanRule
+from collector.normalize.selector import ATTRIBUTE_SELECTOR
+
+__all__ = ["ATTRIBUTE_SELECTOR", "Mappings", "ToolSpanRule", "normalize"]

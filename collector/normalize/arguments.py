@@ -1,0 +1,101 @@
+"""Tool-call arguments recovered into a JSON object from what instrumentations record.
+
+Observed shapes (CONVENTIONS §6.2): a JSON object string (most); a kvlist (allowed
+by OTLP); the bare value of a single-parameter LangChain tool (OpenInference:
+``"Comfortably Numb"``); a Python ``repr`` (``"{'track_name': 'Money'}"``); and
+the Traceloop LangChain wrapper ``{"input_str", "inputs", "kwargs": {"tool_call_id"}}``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, NamedTuple
+
+from collector.model import AttrValue
+from collector.normalize.values import INVALID, json_ready, parse_json
+
+_WRAPPER_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})
+# ast.literal_eval builds a full syntax tree; beyond this size a repr is not worth it.
+_MAX_LITERAL_CHARS = 64 * 1024
+_MAX_DEPTH = 32
+
+
+class Arguments(NamedTuple):
+    """Arguments as recovered from one tool span."""
+
+    value: Any  # a dict when an object was recovered; else the bare value (or None)
+    raw: str | None  # the text the instrumentation recorded (None for kvlist / absent)
+    call_id: str | None = None  # Traceloop wrapper ``kwargs.tool_call_id``
+    bare: bool = False  # ``value`` is a lone value that belongs to the tool's single parameter
+
+
+NO_ARGUMENTS = Arguments(None, None)
+
+
+def parse_arguments(value: AttrValue) -> Arguments:
+    """Recover the arguments recorded in one attribute value (see the module docstring)."""
+    if value is None:
+        return NO_ARGUMENTS
+    if isinstance(value, dict):
+        return _from_object(json_ready(value), None)
+    if not isinstance(value, str):
+        return Arguments(json_ready(value), None, bare=True)
+    parsed = parse_json(value)
+    if isinstance(parsed, dict):
+        return _from_object(parsed, value)
+    if parsed is not INVALID:
+        return Arguments(parsed, value, bare=True)
+    recovered = _literal(value)
+    if isinstance(recovered, dict):
+        return Arguments(recovered, value)
+    return Arguments(value if recovered is INVALID else recovered, value, bare=True)
+
+
+def bind(arguments: Arguments, parameter: str | None) -> Any:
+    """The arguments as an object: a bare value is bound to ``parameter`` when it is known."""
+    if arguments.bare and parameter is not None:
+        return {parameter: arguments.value}
+    return arguments.value
+
+
+def _from_object(obj: dict[str, Any], raw: str | None) -> Arguments:
+    if not _is_traceloop_wrapper(obj):
+        return Arguments(obj, raw)
+    kwargs = obj.get("kwargs")
+    call_id = kwargs.get("tool_call_id") if isinstance(kwargs, dict) else None
+    call_id = call_id if isinstance(call_id, str) and call_id else None
+    inputs = obj.get("inputs")
+    if isinstance(inputs, dict) and inputs:
+        return Arguments(inputs, raw, call_id)
+    # No structured inputs: fall back to input_str, a Python repr of what the tool got.
+    inner = parse_arguments(obj.get("input_str"))
+    return Arguments(inner.value, raw, call_id, inner.bare)
+
+
+def _is_traceloop_wrapper(obj: dict[str, Any]) -> bool:
+    return ("inputs" in obj or "input_str" in obj) and obj.keys() <= _WRAPPER_KEYS
+
+
+def _literal(text: str) -> Any:
+    """``ast.literal_eval`` for Python reprs of containers; ``INVALID`` for anything else."""
+    stripped = text.strip()
+    if len(stripped) > _MAX_LITERAL_CHARS or stripped[:1] not in ("{", "[", "("):
+        return INVALID
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return INVALID
+    return value if _is_json_value(value, 0) else INVALID
+
+
+def _is_json_value(value: Any, depth: int) -> bool:
+    """True for values ``json.dumps`` can write (a repr may hold sets, bytes, complex)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if value is None or isinstance(value, str | int | float):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_json_value(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json_value(v, depth + 1) for k, v in value.items())
+    return False

@@ -1,0 +1,90 @@
+"""One module per instrumentation family; this module fixes the order they are asked in.
+
+Each family module exposes ``NAME``, ``KEYS``/``PREFIXES`` (the attributes it
+reads: they form the decoder's selector) and whichever of these readers apply
+to it; every reader returns ``None`` when the span is not of its family:
+
+* ``classify(span)`` → ``Role`` (called by ``detect``, which fixes precedence)
+* ``requested_calls(span)`` → tool calls an LLM span asked for
+* ``llm_input`` / ``llm_output`` (LLM spans), ``run_input`` / ``run_output`` (agent root)
+
+A new convention is a new module: add its readers to the tuples below and its
+marker to ``detect.classify``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeAlias
+
+from collector.model import Span
+from collector.normalize.conventions import (
+    adk,
+    genai,
+    langsmith,
+    openinference,
+    strands,
+    traceloop,
+    vercel,
+)
+from collector.normalize.messages import RequestedCall
+
+TextReader: TypeAlias = Callable[[Span], str | None]
+CallsReader: TypeAlias = Callable[[Span], list[RequestedCall] | None]
+
+FAMILIES = (genai, openinference, traceloop, vercel, langsmith, adk, strands)
+
+REQUESTED_CALLS: tuple[CallsReader, ...] = (
+    genai.requested_calls,
+    openinference.requested_calls,
+    vercel.requested_calls,
+    strands.requested_calls,
+    adk.requested_calls,
+    langsmith.requested_calls,
+    traceloop.requested_calls,
+)
+LLM_INPUT: tuple[TextReader, ...] = (
+    genai.llm_input,
+    openinference.llm_input,
+    strands.llm_input,
+    adk.llm_input,
+    langsmith.llm_input,
+)
+LLM_OUTPUT: tuple[TextReader, ...] = (
+    genai.llm_output,
+    openinference.llm_output,
+    vercel.llm_output,
+    strands.llm_output,
+    adk.llm_output,
+    langsmith.llm_output,
+    traceloop.llm_output,
+)
+# Explicit run-level input/output on the agent root (then the trace root).
+RUN_INPUT: tuple[TextReader, ...] = (
+    vercel.run_input,
+    genai.run_input,
+    openinference.run_input,
+    strands.run_input,
+    langsmith.run_input,
+)
+RUN_OUTPUT: tuple[TextReader, ...] = (genai.run_output, vercel.run_output, strands.run_output)
+# Run-level outputs that mean parsing the whole final state: used only without LLM spans.
+RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (openinference.run_output, langsmith.run_output)
+
+
+def first_text(readers: tuple[TextReader, ...], span: Span) -> str | None:
+    """The first non-empty text any reader finds on ``span``."""
+    for reader in readers:
+        found = reader(span)
+        if found:
+            return found
+    return None
+
+
+def requested_calls(span: Span) -> list[RequestedCall]:
+    """The tool calls an LLM span asked for, from the first family that records them."""
+    for reader in REQUESTED_CALLS:
+        found = reader(span)
+        if found is not None:
+            return found
+    return []

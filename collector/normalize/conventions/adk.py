@@ -1,0 +1,76 @@
+"""Google ADK (tracer ``gcp.vertex.agent``): GenAI semconv plus its legacy schema.
+
+The default schema (v2) is plain GenAI semconv and handled by ``genai``. This
+module adds the legacy schema (``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``): root
+``invocation``, model calls ``call_llm`` with Gemini-shaped
+``gcp.vertex.agent.llm_request``/``llm_response``, tool args/results in
+``gcp.vertex.agent.tool_call_args``/``tool_response``, session in
+``gcp.vertex.agent.session_id``. ADK tools report handled errors as result dicts
+``{"status": "error", …}`` with span status UNSET (see ``results``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector.model import Span
+from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested, text_of
+from collector.normalize.roles import Role
+from collector.normalize.values import INVALID, structured
+
+NAME = "google_adk"
+SCOPE = "gcp.vertex.agent"
+_PREFIX = "gcp.vertex.agent."
+TOOL_ARGS = _PREFIX + "tool_call_args"
+TOOL_RESPONSE = _PREFIX + "tool_response"
+LLM_REQUEST = _PREFIX + "llm_request"
+LLM_RESPONSE = _PREFIX + "llm_response"
+SESSION_ID = _PREFIX + "session_id"
+
+KEYS = (TOOL_ARGS, TOOL_RESPONSE, LLM_REQUEST, LLM_RESPONSE, SESSION_ID)
+PREFIXES: tuple[str, ...] = ()
+
+_ROLES = {"call_llm": Role.LLM, "invocation": Role.WORKFLOW}
+
+
+def classify(span: Span) -> Role | None:
+    return _ROLES.get(span.name) if span.scope_name == SCOPE else None
+
+
+def _llm_response_parts(span: Span) -> list[Any] | None:
+    if span.scope_name != SCOPE:
+        return None
+    value = span.attributes.get(LLM_RESPONSE)
+    parsed = None if value is None else structured(value)
+    content = parsed.get("content") if isinstance(parsed, dict) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return parts if isinstance(parts, list) else ([] if value is not None else None)
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    parts = _llm_response_parts(span)
+    if parts is None:
+        return None
+    calls: list[RequestedCall] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        call = part.get("function_call") or part.get("functionCall")
+        if isinstance(call, dict):
+            made = requested(call.get("id"), call.get("name"), call.get("args"))
+            if made is not None:
+                calls.append(made)
+    return calls
+
+
+def llm_input(span: Span) -> str | None:
+    if span.scope_name != SCOPE:
+        return None
+    value = span.attributes.get(LLM_REQUEST)
+    parsed = None if value is None else structured(value)
+    return None if parsed is None or parsed is INVALID else last_text(parsed, USER_ROLES)
+
+
+def llm_output(span: Span) -> str | None:
+    parts = _llm_response_parts(span)
+    return text_of({"parts": parts}) if parts else None

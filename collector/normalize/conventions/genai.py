@@ -1,0 +1,129 @@
+"""OpenTelemetry GenAI semantic conventions (pydantic-ai, ADK, Strands, Traceloop 0.62 …).
+
+Operation names (``gen_ai.operation.name``) decide the role; messages are the
+semconv JSON ``[{role, parts: [{type: text|tool_call, …}]}]`` on span attributes,
+or on the ``gen_ai.client.inference.operation.details`` event (latest semconv,
+e.g. Strands with ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``).
+"""
+
+from __future__ import annotations
+
+from collector.model import AttrValue, Span
+from collector.normalize.messages import (
+    ASSISTANT_ROLES,
+    USER_ROLES,
+    RequestedCall,
+    genai_tool_calls,
+    last_text,
+)
+from collector.normalize.roles import Role
+from collector.normalize.values import INVALID, event_attribute, scalar_text, structured
+
+NAME = "otel_genai"
+OPERATION = "gen_ai.operation.name"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_RESULT = "gen_ai.tool.call.result"
+AGENT_NAME = "gen_ai.agent.name"
+WORKFLOW_NAME = "gen_ai.workflow.name"
+CONVERSATION_ID = "gen_ai.conversation.id"
+INPUT_MESSAGES = "gen_ai.input.messages"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_MODEL = "gen_ai.response.model"
+INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+TOOL_DEFINITIONS = "gen_ai.tool.definitions"  # on LLM spans; parsed only to bind a bare arg
+FINAL_RESULT = "final_result"  # pydantic-ai, on the invoke_agent span
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+MERGED_TOOLS = "(merged tools)"  # ADK's extra span for parallel calls: not a tool execution
+
+KEYS = (
+    OPERATION,
+    TOOL_NAME,
+    TOOL_CALL_ID,
+    TOOL_ARGUMENTS,
+    TOOL_RESULT,
+    AGENT_NAME,
+    WORKFLOW_NAME,
+    CONVERSATION_ID,
+    INPUT_MESSAGES,
+    OUTPUT_MESSAGES,
+    REQUEST_MODEL,
+    RESPONSE_MODEL,
+    *INPUT_TOKENS,
+    *OUTPUT_TOKENS,
+    TOOL_DEFINITIONS,
+    FINAL_RESULT,
+)
+PREFIXES: tuple[str, ...] = ()
+
+_TOOL_CALL_PART = "tool_call"  # the part type; absent from the JSON text → no requests
+_LLM_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+_ROLES = {
+    "invoke_agent": Role.AGENT,
+    "invoke_workflow": Role.WORKFLOW,
+    # Building an agent is not running it (Traceloop emits a stray one-span trace).
+    "create_agent": Role.PHANTOM,
+    # Strands wraps each model→tools round in a cycle span: structure, not a step.
+    "execute_event_loop_cycle": Role.LOOP,
+}
+
+
+def tool_role(span: Span) -> Role | None:
+    """TOOL for ``execute_tool`` spans, PHANTOM for ADK's merged-tools span."""
+    if span.attributes.get(OPERATION) != "execute_tool":
+        return None
+    if span.attributes.get(TOOL_NAME) == MERGED_TOOLS or span.name == "execute_tool (merged)":
+        return Role.PHANTOM
+    return Role.TOOL
+
+
+def classify(span: Span) -> Role | None:
+    operation = span.attributes.get(OPERATION)
+    if not isinstance(operation, str):
+        return None
+    if operation in _LLM_OPERATIONS:
+        return Role.LLM
+    return _ROLES.get(operation, Role.OTHER)
+
+
+def _messages(span: Span, key: str) -> AttrValue:
+    value = span.attributes.get(key)
+    return value if value is not None else event_attribute(span, DETAILS_EVENT, key)
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    value = _messages(span, OUTPUT_MESSAGES)
+    if value is None:
+        return None
+    if isinstance(value, str) and _TOOL_CALL_PART not in value:
+        return []  # a text-only reply (the final answer): nothing to parse
+    parsed = structured(value)
+    return [] if parsed is INVALID else list(genai_tool_calls(parsed))
+
+
+def llm_input(span: Span) -> str | None:
+    return _last(span, INPUT_MESSAGES, USER_ROLES)
+
+
+def llm_output(span: Span) -> str | None:
+    return _last(span, OUTPUT_MESSAGES, ASSISTANT_ROLES)
+
+
+def run_input(span: Span) -> str | None:
+    return _last(span, INPUT_MESSAGES, USER_ROLES)
+
+
+def run_output(span: Span) -> str | None:
+    final = scalar_text(span.attributes.get(FINAL_RESULT))
+    return final if final is not None else _last(span, OUTPUT_MESSAGES, ASSISTANT_ROLES)
+
+
+def _last(span: Span, key: str, roles: frozenset[str]) -> str | None:
+    value = _messages(span, key)
+    if value is None:
+        return None
+    parsed = structured(value)
+    return None if parsed is INVALID else last_text(parsed, roles)

@@ -1,0 +1,177 @@
+"""OpenInference (Arize): LangChain/LangGraph, OpenAI Agents SDK, CrewAI instrumentors.
+
+``openinference.span.kind`` decides the role. Tool spans carry no call id
+(observed), so ids come from the LLM span's flattened
+``llm.output_messages.N.message.tool_calls.M.tool_call.*`` family via the join.
+Inputs/outputs are ``input.value``/``output.value`` (JSON or plain text).
+History (``llm.input_messages.*``) is deliberately not read: it grows with the
+conversation on every LLM span, and ``input.value`` holds the same text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from collector.model import AttrValue, Span
+from collector.normalize.messages import (
+    ASSISTANT_ROLES,
+    USER_ROLES,
+    RequestedCall,
+    last_text,
+    requested,
+)
+from collector.normalize.roles import Role
+from collector.normalize.values import INVALID, json_ready, parse_json, text
+
+NAME = "openinference"
+SPAN_KIND = "openinference.span.kind"
+TOOL_NAME = "tool.name"
+TOOL_IDS = ("tool.id", "tool_call.id")  # in the spec; no instrumentor we ran emits them
+TOOL_PARAMETERS = "tool.parameters"  # JSON schema of the tool (single-parameter binding)
+INPUT_VALUE = "input.value"
+OUTPUT_VALUE = "output.value"
+AGENT_NAME = "agent.name"
+NODE_ID = "graph.node.id"  # openai-agents / CrewAI agent spans name the agent here too
+SESSION_ID = "session.id"
+METADATA = "metadata"  # JSON; LangGraph puts thread_id and langgraph_node here
+MODEL_NAME = "llm.model_name"
+INPUT_TOKENS = "llm.token_count.prompt"
+OUTPUT_TOKENS = "llm.token_count.completion"
+OUTPUT_MESSAGES = "llm.output_messages."
+
+KEYS = (
+    SPAN_KIND,
+    TOOL_NAME,
+    *TOOL_IDS,
+    TOOL_PARAMETERS,
+    INPUT_VALUE,
+    OUTPUT_VALUE,
+    AGENT_NAME,
+    NODE_ID,
+    SESSION_ID,
+    METADATA,
+    MODEL_NAME,
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
+)
+PREFIXES = (OUTPUT_MESSAGES,)
+
+_ROLES = {"LLM": Role.LLM, "AGENT": Role.AGENT}
+_MAX_INDEX = 256  # bounds the flattened-family walk on hostile data
+
+
+def classify(span: Span) -> Role | None:
+    kind = span.attributes.get(SPAN_KIND)
+    if not isinstance(kind, str):
+        return None
+    if kind == "CHAIN":
+        return Role.NODE if is_langgraph_node(span) else Role.CHAIN
+    if kind == "AGENT" and AGENT_NAME not in span.attributes and NODE_ID not in span.attributes:
+        return Role.WORKFLOW  # openai-agents' unnamed top span is the workflow around the agent
+    return _ROLES.get(kind, Role.OTHER)
+
+
+def is_langgraph_node(span: Span) -> bool:
+    """True if this CHAIN span is the LangGraph node its metadata names.
+
+    Every span inside a node inherits ``langgraph_node`` in its metadata; only the
+    node's own span has the node's name. A substring test spares a JSON parse on
+    every CHAIN span; the parse only confirms a hit in a non-standard layout.
+    """
+    metadata = text(span.attributes.get(METADATA))
+    if metadata is None or '"langgraph_node"' not in metadata:
+        return False
+    if f'"langgraph_node": "{span.name}"' in metadata:
+        return True
+    parsed = parse_json(metadata)
+    return isinstance(parsed, dict) and parsed.get("langgraph_node") == span.name
+
+
+def metadata_session(span: Span) -> str | None:
+    """``session_id``, else ``conversation_id``, else ``thread_id`` from the ``metadata`` JSON."""
+    metadata = text(span.attributes.get(METADATA))
+    if metadata is None or "_id" not in metadata:
+        return None
+    parsed = parse_json(metadata)
+    if not isinstance(parsed, dict):
+        return None
+    for key in ("session_id", "conversation_id", "thread_id"):
+        value = parsed.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+            return str(value)
+    return None
+
+
+def _has_message(attributes: Mapping[str, AttrValue], message: str) -> bool:
+    return (
+        message + "role" in attributes
+        or message + "content" in attributes
+        or message + "tool_calls.0.tool_call.function.name" in attributes
+    )
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    attributes = span.attributes
+    if not _has_message(attributes, OUTPUT_MESSAGES + "0.message."):
+        return None
+    calls: list[RequestedCall] = []
+    for i in range(_MAX_INDEX):
+        message = f"{OUTPUT_MESSAGES}{i}.message."
+        if not _has_message(attributes, message):
+            break
+        for j in range(_MAX_INDEX):
+            call = f"{message}tool_calls.{j}.tool_call."
+            name = attributes.get(call + "function.name")
+            if name is None:
+                break
+            arguments = json_ready(attributes.get(call + "function.arguments"))
+            made = requested(attributes.get(call + "id"), name, arguments)
+            if made is not None:
+                calls.append(made)
+    return calls
+
+
+def llm_output(span: Span) -> str | None:
+    attributes = span.attributes
+    found = None
+    for i in range(_MAX_INDEX):
+        message = f"{OUTPUT_MESSAGES}{i}.message."
+        role = attributes.get(message + "role")
+        content = text(attributes.get(message + "content"))
+        if role is None and content is None:
+            break
+        if content is not None and role in (None, *ASSISTANT_ROLES):
+            found = content
+    return found
+
+
+def llm_input(span: Span) -> str | None:
+    return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=False)
+
+
+def run_input(span: Span) -> str | None:
+    return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True)
+
+
+def run_output(span: Span) -> str | None:
+    """Root ``output.value`` (LangGraph: the whole state) — a fallback after the last LLM."""
+    return _value_text(span.attributes.get(OUTPUT_VALUE), ASSISTANT_ROLES, plain=True)
+
+
+def _value_text(value: Any, roles: frozenset[str], *, plain: bool) -> str | None:
+    """Text of an ``input.value``/``output.value``: messages, ``{"input"|"output": str}``, text."""
+    raw = text(value)
+    if raw is None:
+        return None
+    parsed = parse_json(raw)
+    if parsed is INVALID:
+        return raw if plain else None
+    if isinstance(parsed, str):
+        return parsed if plain else None
+    found = last_text(parsed, roles)
+    if found is None and isinstance(parsed, dict):
+        for key in ("input", "output"):
+            if isinstance(parsed.get(key), str):
+                return str(parsed[key])
+    return found

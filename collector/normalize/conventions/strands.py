@@ -1,0 +1,75 @@
+"""Strands Agents (``strands.telemetry.tracer``): GenAI semconv with content in span events.
+
+Default (semconv ≤1.36 style) Strands records content only as events: tool input
+in ``gen_ai.tool.message`` (``content``), tool output and model replies in
+``gen_ai.choice`` (``message``: JSON content blocks ``[{"text"}|{"toolUse"}]``),
+user input in ``gen_ai.user.message``. With the latest-semconv opt-in it uses span
+attributes and ``gen_ai.client.inference.operation.details`` events (``genai``).
+Event attributes are always decoded whole, so no selector keys are needed here.
+"""
+
+from __future__ import annotations
+
+from collector.model import AttrValue, Span
+from collector.normalize.messages import RequestedCall, requested, text_of_content
+from collector.normalize.values import INVALID, as_list, event_attribute, structured
+
+NAME = "strands"
+SCOPE_PREFIX = "strands"
+TOOL_MESSAGE_EVENT = "gen_ai.tool.message"  # on execute_tool: the tool input
+CHOICE_EVENT = "gen_ai.choice"  # on execute_tool: the result; on chat/invoke_agent: the reply
+USER_MESSAGE_EVENT = "gen_ai.user.message"
+
+KEYS: tuple[str, ...] = ()
+PREFIXES: tuple[str, ...] = ()
+
+
+def tool_arguments(span: Span) -> AttrValue:
+    return event_attribute(span, TOOL_MESSAGE_EVENT, "content")
+
+
+def tool_result(span: Span) -> AttrValue:
+    return event_attribute(span, CHOICE_EVENT, "message")
+
+
+def _choice_blocks(span: Span) -> list[object] | tuple[object, ...] | None:
+    value = event_attribute(span, CHOICE_EVENT, "message")
+    if value is None:
+        return None
+    parsed = structured(value)
+    return None if parsed is INVALID else as_list(parsed)
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    blocks = _choice_blocks(span)
+    if blocks is None:
+        return None
+    calls: list[RequestedCall] = []
+    for block in blocks:
+        use = block.get("toolUse") if isinstance(block, dict) else None
+        if isinstance(use, dict):
+            made = requested(use.get("toolUseId"), use.get("name"), use.get("input"))
+            if made is not None:
+                calls.append(made)
+    return calls
+
+
+def llm_output(span: Span) -> str | None:
+    return text_of_content(_choice_blocks(span))
+
+
+def llm_input(span: Span) -> str | None:
+    """Text of the last ``gen_ai.user.message`` event that has text (history precedes it)."""
+    for event in reversed(span.events):
+        if event.name != USER_MESSAGE_EVENT:
+            continue
+        content = event.attributes.get("content")
+        parsed = structured(content) if content is not None else None
+        found = text_of_content(parsed if parsed is not INVALID else content)
+        if found:
+            return found
+    return None
+
+
+run_input = llm_input
+run_output = llm_output

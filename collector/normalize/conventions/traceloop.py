@@ -1,0 +1,87 @@
+"""OpenLLMetry / Traceloop: ``traceloop.span.kind`` plus GenAI semconv attributes (0.62).
+
+Tool arguments come as the LangChain wrapper JSON (handled by ``arguments``), the
+session as ``traceloop.association.properties.<key>``. Older OpenLLMetry releases
+flatten completions as ``gen_ai.completion.N.{content, tool_calls.M.{id,name,arguments}}``
+on LLM spans marked by ``llm.request.type``; those are read too.
+"""
+
+from __future__ import annotations
+
+from collector.model import Span
+from collector.normalize.messages import RequestedCall, requested
+from collector.normalize.roles import Role
+from collector.normalize.values import json_ready, text
+
+NAME = "traceloop"
+SPAN_KIND = "traceloop.span.kind"
+ENTITY_NAME = "traceloop.entity.name"
+_ASSOCIATION = "traceloop.association.properties."
+SESSION_KEYS = (
+    _ASSOCIATION + "session_id",
+    _ASSOCIATION + "thread_id",
+    _ASSOCIATION + "conversation_id",
+)
+LANGGRAPH_NODE = _ASSOCIATION + "langgraph_node"
+LEGACY_REQUEST_TYPE = "llm.request.type"
+LEGACY_COMPLETION = "gen_ai.completion."
+
+KEYS = (SPAN_KIND, ENTITY_NAME, *SESSION_KEYS, LANGGRAPH_NODE, LEGACY_REQUEST_TYPE)
+PREFIXES = (LEGACY_COMPLETION,)
+
+_ROLES = {"workflow": Role.WORKFLOW, "agent": Role.AGENT, "unknown": Role.OTHER}
+_LEGACY_LLM_TYPES = frozenset({"chat", "completion"})
+_MAX_INDEX = 256
+
+
+def classify(span: Span) -> Role | None:
+    attributes = span.attributes
+    kind = attributes.get(SPAN_KIND)
+    if kind == "task":
+        # LangGraph nodes are tasks whose association properties name them.
+        node = attributes.get(LANGGRAPH_NODE)
+        return Role.NODE if node is not None and node == attributes.get(ENTITY_NAME) else Role.CHAIN
+    if isinstance(kind, str):
+        return _ROLES.get(kind, Role.OTHER)
+    return Role.LLM if attributes.get(LEGACY_REQUEST_TYPE) in _LEGACY_LLM_TYPES else None
+
+
+def node_name(span: Span) -> str | None:
+    return text(span.attributes.get(ENTITY_NAME))
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    """Legacy flattened ``gen_ai.completion.N.tool_calls.M.*`` requested calls."""
+    attributes = span.attributes
+    if LEGACY_COMPLETION + "0.role" not in attributes and (
+        LEGACY_COMPLETION + "0.content" not in attributes
+    ):
+        return None
+    calls: list[RequestedCall] = []
+    for i in range(_MAX_INDEX):
+        prefix = f"{LEGACY_COMPLETION}{i}."
+        if prefix + "role" not in attributes and prefix + "content" not in attributes:
+            break
+        for j in range(_MAX_INDEX):
+            call = f"{prefix}tool_calls.{j}."
+            name = attributes.get(call + "name")
+            if name is None:
+                break
+            arguments = json_ready(attributes.get(call + "arguments"))
+            made = requested(attributes.get(call + "id"), name, arguments)
+            if made is not None:
+                calls.append(made)
+    return calls
+
+
+def llm_output(span: Span) -> str | None:
+    """Legacy flattened completion text (last non-empty ``gen_ai.completion.N.content``)."""
+    attributes = span.attributes
+    found = None
+    for i in range(_MAX_INDEX):
+        prefix = f"{LEGACY_COMPLETION}{i}."
+        content = attributes.get(prefix + "content")
+        if content is None and prefix + "role" not in attributes:
+            break
+        found = text(content) or found
+    return found

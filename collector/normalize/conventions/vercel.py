@@ -1,0 +1,108 @@
+"""Vercel AI SDK ``experimental_telemetry`` (``ai`` 6.x; ``ai.*`` attributes).
+
+``ai.operationId`` (or the span name) decides the role: ``ai.generateText`` /
+``ai.streamText`` … are the agent run, ``….doGenerate``/``….doStream`` the model
+calls, ``ai.toolCall`` the tools. No conversation concept: sessions only exist as
+user metadata ``ai.telemetry.metadata.<key>``. Start times have millisecond
+resolution (observed), so ordering ties are common and broken by tree order.
+"""
+
+from __future__ import annotations
+
+from collector.model import Span
+from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested
+from collector.normalize.roles import Role
+from collector.normalize.values import INVALID, as_list, structured, text
+
+NAME = "vercel_ai"
+OPERATION_ID = "ai.operationId"
+TOOL_CALL = "ai.toolCall"
+TOOL_NAME = "ai.toolCall.name"
+TOOL_CALL_ID = "ai.toolCall.id"
+TOOL_ARGS = "ai.toolCall.args"
+TOOL_RESULT = "ai.toolCall.result"
+FUNCTION_ID = "ai.telemetry.functionId"
+PROMPT = "ai.prompt"
+RESPONSE_TEXT = "ai.response.text"
+RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
+MODEL_ID = "ai.model.id"
+INPUT_TOKENS = ("ai.usage.inputTokens", "ai.usage.promptTokens")  # 5.x+, 4.x
+OUTPUT_TOKENS = ("ai.usage.outputTokens", "ai.usage.completionTokens")
+_METADATA = "ai.telemetry.metadata."
+SESSION_KEYS = tuple(
+    _METADATA + key
+    for key in ("sessionId", "session_id", "conversationId", "conversation_id", "threadId")
+)
+
+KEYS = (
+    OPERATION_ID,
+    TOOL_NAME,
+    TOOL_CALL_ID,
+    TOOL_ARGS,
+    TOOL_RESULT,
+    FUNCTION_ID,
+    PROMPT,
+    RESPONSE_TEXT,
+    RESPONSE_TOOL_CALLS,
+    MODEL_ID,
+    *INPUT_TOKENS,
+    *OUTPUT_TOKENS,
+    *SESSION_KEYS,
+)
+PREFIXES: tuple[str, ...] = ()
+
+_RUN_OPERATIONS = frozenset(
+    {"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"}
+)
+_MODEL_CALL_SUFFIXES = (".doGenerate", ".doStream")
+
+
+def _operation(span: Span) -> str | None:
+    operation = text(span.attributes.get(OPERATION_ID))
+    if operation is not None:
+        return operation
+    return span.name if span.name == TOOL_CALL or span.name in _RUN_OPERATIONS else None
+
+
+def classify(span: Span) -> Role | None:
+    operation = _operation(span)
+    if operation is None or not operation.startswith("ai."):
+        return None
+    if operation == TOOL_CALL:
+        return Role.TOOL
+    if operation in _RUN_OPERATIONS:
+        return Role.AGENT
+    return Role.LLM if operation.endswith(_MODEL_CALL_SUFFIXES) else Role.OTHER
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    value = span.attributes.get(RESPONSE_TOOL_CALLS)
+    if value is None:
+        return None
+    parsed = structured(value)
+    calls: list[RequestedCall] = []
+    for item in as_list(parsed) or ():
+        if not isinstance(item, dict):
+            continue
+        # ``input`` since ai 5; ``args`` before.
+        arguments = item.get("input") if "input" in item else item.get("args")
+        made = requested(item.get("toolCallId"), item.get("toolName"), arguments)
+        if made is not None:
+            calls.append(made)
+    return calls
+
+
+def llm_output(span: Span) -> str | None:
+    return text(span.attributes.get(RESPONSE_TEXT))
+
+
+def run_input(span: Span) -> str | None:
+    value = span.attributes.get(PROMPT)
+    if value is None:
+        return None
+    parsed = structured(value)
+    return None if parsed is INVALID else last_text(parsed, USER_ROLES)
+
+
+def run_output(span: Span) -> str | None:
+    return text(span.attributes.get(RESPONSE_TEXT))

@@ -1,0 +1,96 @@
+"""Decides, once per span, its ``Role`` and the convention that recognised it.
+
+This is the one place that fixes precedence between conventions. Each family's
+marker attribute is read once here (classification runs on every span of every
+trace, so it avoids asking seven modules in turn), then the family decides.
+"""
+
+from __future__ import annotations
+
+from collector.model import Span
+from collector.normalize.conventions import (
+    adk,
+    genai,
+    langsmith,
+    openinference,
+    strands,
+    traceloop,
+    vercel,
+)
+from collector.normalize.mappings import Mappings
+from collector.normalize.roles import CUSTOM, Role
+
+
+def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
+    """``(role, convention)``; ``(Role.OTHER, "")`` when no convention knows the span.
+
+    Order: the user's tool rule; tool detection in CONVENTIONS §6.1 order (an
+    ``execute_tool`` span is a tool whatever else it carries); then the other roles,
+    vendor markers before plain GenAI, because Traceloop and LangSmith spans also
+    carry ``gen_ai.operation.name`` (a Traceloop LangGraph node is ``execute_task``).
+    """
+    if mappings is not None and mappings.tool_span is not None and mappings.tool_span.matches(span):
+        return Role.TOOL, CUSTOM
+    attributes = span.attributes
+    operation = attributes.get(genai.OPERATION)
+    if operation == "execute_tool":
+        return genai.tool_role(span) or Role.TOOL, _genai_family(span)
+    oi_kind = attributes.get(openinference.SPAN_KIND)
+    if oi_kind == "TOOL":
+        return Role.TOOL, openinference.NAME
+    tl_kind = attributes.get(traceloop.SPAN_KIND)
+    if tl_kind == "tool":
+        return Role.TOOL, traceloop.NAME
+    vercel_role = None
+    if vercel.OPERATION_ID in attributes or span.name.startswith("ai."):
+        vercel_role = vercel.classify(span)
+        if vercel_role is Role.TOOL:
+            return Role.TOOL, vercel.NAME
+    ls_kind = attributes.get(langsmith.SPAN_KIND)
+    if ls_kind == "tool":
+        return Role.TOOL, langsmith.NAME
+    return _other_roles(
+        span, operation, ls_kind=ls_kind, tl_kind=tl_kind, oi_kind=oi_kind, vercel_role=vercel_role
+    )
+
+
+def _other_roles(
+    span: Span,
+    operation: object,
+    *,
+    ls_kind: object,
+    tl_kind: object,
+    oi_kind: object,
+    vercel_role: Role | None,
+) -> tuple[Role, str]:
+    if ls_kind is not None:
+        return langsmith.classify(span) or Role.OTHER, langsmith.NAME
+    if tl_kind is not None:
+        return traceloop.classify(span) or Role.OTHER, traceloop.NAME
+    if oi_kind is not None:
+        return openinference.classify(span) or Role.OTHER, openinference.NAME
+    if vercel_role is not None:
+        return vercel_role, vercel.NAME
+    role = adk.classify(span)  # legacy-schema names (invocation, call_llm)
+    if role is not None:
+        return role, adk.NAME
+    if operation is not None:
+        return genai.classify(span) or Role.OTHER, _genai_family(span)
+    role = traceloop.classify(span)  # older OpenLLMetry LLM spans (llm.request.type)
+    if role is not None:
+        return role, traceloop.NAME
+    return Role.OTHER, ""
+
+
+def _genai_family(span: Span) -> str:
+    """The family behind a GenAI-attribute span (several reuse ``gen_ai.operation.name``)."""
+    attributes = span.attributes
+    if traceloop.SPAN_KIND in attributes:
+        return traceloop.NAME
+    if langsmith.SPAN_KIND in attributes:
+        return langsmith.NAME
+    if span.scope_name == adk.SCOPE:
+        return adk.NAME
+    if span.scope_name.startswith(strands.SCOPE_PREFIX):
+        return strands.NAME
+    return genai.NAME

@@ -1,0 +1,52 @@
+"""Errors a span records about itself (CONVENTIONS §6.5).
+
+Any of: status ERROR; an ``exception`` event; ``error.type``; Strands'
+``gen_ai.tool.status == "error"``. Errors hidden in tool *results* are found by
+``results.parse_result``. Messages may be redacted (the OpenAI Agents SDK does by
+default): the message is whatever the span says, never invented.
+"""
+
+from __future__ import annotations
+
+from collector.model import Span, StatusCode
+from collector.normalize.values import text
+
+ERROR_TYPE = "error.type"
+TOOL_STATUS = "gen_ai.tool.status"  # Strands
+KEYS = (ERROR_TYPE, TOOL_STATUS)
+EXCEPTION_EVENT = "exception"
+_GENERIC = "error"
+
+
+def exception_message(span: Span) -> str | None:
+    """Message (else type) of the span's last ``exception`` event."""
+    for event in reversed(span.events):
+        if event.name == EXCEPTION_EVENT:
+            attributes = event.attributes
+            return text(attributes.get("exception.message")) or text(
+                attributes.get("exception.type")
+            )
+    return None
+
+
+def status_error(span: Span) -> str | None:
+    """The error of a span whose status is ERROR (the run-failure signal), else ``None``."""
+    if span.status_code != StatusCode.ERROR:
+        return None
+    return (
+        text(span.status_message)
+        or exception_message(span)
+        or text(span.attributes.get(ERROR_TYPE))
+        or _GENERIC
+    )
+
+
+def span_error(span: Span) -> str | None:
+    """Any error the span records about itself, most specific message first."""
+    if span.status_code == StatusCode.ERROR:
+        return status_error(span)
+    attributes = span.attributes
+    found = (exception_message(span) if span.events else None) or text(attributes.get(ERROR_TYPE))
+    if found is None and attributes.get(TOOL_STATUS) == "error":
+        return _GENERIC
+    return found

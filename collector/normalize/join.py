@@ -1,0 +1,108 @@
+"""Joining executed tool spans to the tool calls LLM spans requested (CONVENTIONS §6.3-6.4).
+
+By call id first, anywhere in the trace (clock skew cannot break it). Tool spans
+without an id (OpenInference, OpenAI Agents SDK, CrewAI) are then matched by
+name among still-unmatched requests of the LLM spans *before* them, preferring
+equal arguments, then the latest LLM (the one that triggered the execution),
+then request order; only if none precedes them, among all. Requests left over
+were never executed: the run crashed or was cut short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from collector.model import Span
+from collector.normalize.arguments import Arguments
+from collector.normalize.messages import RequestedCall
+from collector.normalize.tools import ToolDraft
+from evaluators.trajectory import Step
+
+
+class LlmCall:
+    """An LLM span's step with the tool calls it requested and which of them ran."""
+
+    __slots__ = ("calls", "matched", "span", "step")
+
+    def __init__(self, span: Span, step: Step, calls: list[RequestedCall]) -> None:
+        self.span, self.step, self.calls = span, step, calls
+        self.matched = [False] * len(calls)
+
+
+class Joined:
+    """Where a tool span's request came from (``None`` fields: executed without request)."""
+
+    __slots__ = ("llm", "request")
+
+    def __init__(self, llm: LlmCall | None = None, request: RequestedCall | None = None) -> None:
+        self.llm = llm
+        self.request = request
+
+
+def join(ordered: Sequence[ToolDraft | LlmCall]) -> dict[int, Joined]:
+    """Match tool drafts in ``ordered`` (trajectory order) to requests: ``id(draft)`` → ``Joined``.
+
+    Every draft gets an entry (an empty ``Joined`` if it was executed without request).
+
+    Marks matched requests in their ``LlmCall``; see ``unexecuted`` for the rest.
+    """
+    llms = [item for item in ordered if isinstance(item, LlmCall)]
+    by_id: dict[str, tuple[LlmCall, int]] = {}
+    for llm in llms:
+        for k, call in enumerate(llm.calls):
+            if call.call_id is not None:
+                by_id.setdefault(call.call_id, (llm, k))
+    joined: dict[int, Joined] = {}
+    for item in ordered:
+        if isinstance(item, ToolDraft) and item.call_id is not None:
+            hit = by_id.get(item.call_id)
+            if hit is not None and not hit[0].matched[hit[1]]:
+                joined[id(item)] = _take(*hit)
+    seen: list[LlmCall] = []
+    for item in ordered:
+        if isinstance(item, LlmCall):
+            seen.append(item)
+        elif id(item) in joined:
+            continue
+        elif item.call_id is not None and item.call_id in by_id:
+            joined[id(item)] = Joined()  # a second execution under an id already joined
+        else:
+            hit = _best(item, reversed(seen)) or _best(item, reversed(llms))
+            joined[id(item)] = _take(*hit) if hit is not None else Joined()
+    return joined
+
+
+def unexecuted(llms: Iterable[LlmCall]) -> list[tuple[LlmCall, RequestedCall]]:
+    """Requests no tool span executed, in request order."""
+    return [
+        (llm, call)
+        for llm in llms
+        for call, matched in zip(llm.calls, llm.matched, strict=True)
+        if not matched
+    ]
+
+
+def _take(llm: LlmCall, k: int) -> Joined:
+    llm.matched[k] = True
+    return Joined(llm, llm.calls[k])
+
+
+def _best(tool: ToolDraft, llms: Iterable[LlmCall]) -> tuple[LlmCall, int] | None:
+    fallback = None
+    for llm in llms:
+        for k, call in enumerate(llm.calls):
+            if llm.matched[k] or call.name != tool.name:
+                continue
+            if same_arguments(tool.arguments, call.args):
+                return llm, k
+            if fallback is None:
+                fallback = (llm, k)
+    return fallback
+
+
+def same_arguments(arguments: Arguments, requested: Any) -> bool:
+    """True if the tool got what the model asked for (a bare value vs. a one-key object too)."""
+    if arguments.bare and isinstance(requested, dict) and len(requested) == 1:
+        return bool(next(iter(requested.values())) == arguments.value)
+    return bool(arguments.value == requested)

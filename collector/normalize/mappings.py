@@ -1,0 +1,79 @@
+"""User-defined attribute mappings for in-house conventions (config wiring comes later).
+
+A mapping names the attribute that holds each piece; mapped keys are read
+*before* the built-in conventions, so a mapping can also override them. The
+decoder must keep the mapped keys: use ``Mappings.selector(ATTRIBUTE_SELECTOR)``.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from collector.decode.common import AttributeSelector
+from collector.model import Span
+
+
+class ToolSpanRule(BaseModel):
+    """How to recognise a tool span: every condition given must hold.
+
+    ``attribute`` alone means "present"; with ``equals`` its value must equal it
+    (compared as text); ``name_prefix`` tests the span name.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attribute: str | None = None
+    equals: str | None = None
+    name_prefix: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.attribute is None and self.name_prefix is None:
+            raise ValueError("give at least one of attribute, name_prefix")
+        if self.equals is not None and self.attribute is None:
+            raise ValueError("equals needs attribute")
+        return self
+
+    def matches(self, span: Span) -> bool:
+        """True if ``span`` satisfies every given condition."""
+        if self.name_prefix is not None and not span.name.startswith(self.name_prefix):
+            return False
+        if self.attribute is None:
+            return True
+        value = span.attributes.get(self.attribute)
+        if value is None:
+            return False
+        return self.equals is None or str(value) == self.equals
+
+
+class Mappings(BaseModel):
+    """Which attribute holds what, for spans of an in-house convention."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool_span: ToolSpanRule | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_args: str | None = None
+    tool_result: str | None = None
+    agent_name: str | None = None
+    session_id: str | None = None
+
+    def attribute_keys(self) -> frozenset[str]:
+        """Every attribute key the mappings read."""
+        keys = {
+            self.tool_name,
+            self.tool_call_id,
+            self.tool_args,
+            self.tool_result,
+            self.agent_name,
+            self.session_id,
+            self.tool_span.attribute if self.tool_span is not None else None,
+        }
+        return frozenset(key for key in keys if key)
+
+    def selector(self, base: AttributeSelector) -> AttributeSelector:
+        """``base`` extended with the mapped keys, for the decoder."""
+        return base.extended(keys=self.attribute_keys())

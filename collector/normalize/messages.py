@@ -1,0 +1,145 @@
+"""Chat messages in the shapes instrumentations record them, read convention-blind.
+
+One message list reader serves every convention, because the shapes overlap:
+
+* GenAI semconv / ADK: ``{"role": "user", "parts": [{"type": "text", "content": …}]}``
+* OpenAI-style / Vercel: ``{"role": "user", "content": "…" | [{"type": "text", "text": …}]}``
+* LangChain dumps: ``{"type": "human", "data": {"content": …}}`` and
+  ``{"lc": 1, "id": [… "HumanMessage"], "kwargs": {"content": …}}``
+* Gemini / Strands content blocks: ``{"role": "model", "parts": [{"text": …}]}``, ``[{"text": …}]``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from collector.normalize.values import INVALID, parse_json
+
+USER_ROLES = frozenset({"user", "human"})
+ASSISTANT_ROLES = frozenset({"assistant", "ai", "model"})
+_LC_CLASS_ROLES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool"}
+_MAX_DEPTH = 8  # wrappers nest a few levels at most; deeper data is not a message list
+
+
+class RequestedCall(NamedTuple):
+    """A tool call an LLM asked for (it may or may not have been executed)."""
+
+    call_id: str | None
+    name: str
+    args: Any  # parsed arguments (dict when the model produced an object)
+    raw_args: str | None  # the JSON text when the instrumentation recorded a string
+
+
+def _lc_fields(message: dict[str, Any]) -> dict[str, Any]:
+    """The field dict of a LangChain dump (``data`` or constructor ``kwargs``), or the message."""
+    inner = message.get("data") if "data" in message else message.get("kwargs")
+    return inner if isinstance(inner, dict) else message
+
+
+def role_of(message: Any) -> str | None:
+    """The message's role in lower case (``user``/``human``/``assistant``/``ai``/``model`` …)."""
+    if not isinstance(message, dict):
+        return None
+    role = message.get("role")
+    if isinstance(role, str):
+        return role.lower()
+    ident = message.get("id")
+    if message.get("lc") is not None and isinstance(ident, list) and ident:
+        return _LC_CLASS_ROLES.get(str(ident[-1]))
+    kind = message.get("type")
+    return kind.lower() if isinstance(kind, str) else None
+
+
+def text_of_content(content: Any) -> str | None:
+    """Text of a content value: a string, or the text parts of a part/block list joined."""
+    if isinstance(content, str):
+        return content or None
+    if not isinstance(content, list | tuple):
+        return None
+    texts = [t for t in map(_part_text, content) if t]
+    return "\n".join(texts) if texts else None
+
+
+def _part_text(part: Any) -> str | None:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    if kind not in (None, "text", "output_text", "input_text"):
+        return None  # tool_call, reasoning, images … are not the text of the message
+    value = part.get("content") if "content" in part else part.get("text")
+    return value if isinstance(value, str) else None
+
+
+def text_of(message: Any) -> str | None:
+    """The text of one message in any of the module's shapes."""
+    if not isinstance(message, dict):
+        return None
+    fields = _lc_fields(message)
+    if "parts" in fields:
+        return text_of_content(fields.get("parts"))
+    return text_of_content(fields.get("content"))
+
+
+def message_list(value: Any, depth: int = 0) -> list[Any] | None:
+    """The message list inside ``value``: a list, or under ``messages``/``inputs``/``contents``.
+
+    LangChain LLM inputs are batches (a list of message lists): the first is used.
+    A bare ``prompt`` string (Vercel ``ai.prompt``) becomes one user message.
+    """
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, list):
+        if value and isinstance(value[0], list):
+            return message_list(value[0], depth + 1)
+        return value
+    if not isinstance(value, dict):
+        return None
+    for key in ("messages", "inputs", "contents", "input"):
+        if key in value:
+            return message_list(value[key], depth + 1)
+    prompt = value.get("prompt")
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return None
+
+
+def last_text(messages: Any, roles: frozenset[str]) -> str | None:
+    """Text of the last message in ``messages`` whose role is in ``roles`` and has text."""
+    found = message_list(messages)
+    if not found:
+        return None
+    for message in reversed(found):
+        if role_of(message) in roles:
+            value = text_of(message)
+            if value:
+                return value
+    return None
+
+
+def genai_tool_calls(messages: Any) -> Iterator[RequestedCall]:
+    """``tool_call`` parts of GenAI semconv output messages (``gen_ai.output.messages``)."""
+    for message in message_list(messages) or ():
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                call = requested(part.get("id"), part.get("name"), part.get("arguments"))
+                if call is not None:
+                    yield call
+
+
+def requested(call_id: Any, name: Any, arguments: Any) -> RequestedCall | None:
+    """A ``RequestedCall`` from loosely typed pieces; ``None`` without a usable name.
+
+    String arguments are parsed as JSON (the model's text is kept as ``raw_args``).
+    """
+    if not isinstance(name, str) or not name:
+        return None
+    raw = arguments if isinstance(arguments, str) else None
+    args = arguments  # callers pass JSON values or attribute text
+    if raw is not None:
+        parsed = parse_json(raw)
+        args = raw if parsed is INVALID else parsed
+    return RequestedCall(call_id if isinstance(call_id, str) and call_id else None, name, args, raw)

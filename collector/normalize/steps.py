@@ -1,0 +1,118 @@
+"""``Step`` records from classified spans: names, LLM facts, joined tool calls.
+
+Steps are built with positional arguments: ``Step`` has 16 fields and keyword
+construction costs ~60 % more, once per span in the hot path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector.model import Span
+from collector.normalize.arguments import bind
+from collector.normalize.conventions import genai, langsmith, openinference, traceloop, vercel
+from collector.normalize.errors import span_error
+from collector.normalize.join import Joined
+from collector.normalize.mappings import Mappings
+from collector.normalize.messages import RequestedCall
+from collector.normalize.tools import ToolDraft, single_parameter
+from collector.normalize.values import first, integer, scalar_text
+from evaluators.trajectory import Step, StepKind
+
+AGENT_NAME_KEYS = (
+    genai.AGENT_NAME,
+    openinference.AGENT_NAME,
+    genai.WORKFLOW_NAME,
+    vercel.FUNCTION_ID,
+    langsmith.AGENT_NAME,
+    traceloop.ENTITY_NAME,
+    openinference.NODE_ID,
+)
+MODEL_KEYS = (genai.RESPONSE_MODEL, genai.REQUEST_MODEL, openinference.MODEL_NAME, vercel.MODEL_ID)
+INPUT_TOKEN_KEYS = (*genai.INPUT_TOKENS, openinference.INPUT_TOKENS, *vercel.INPUT_TOKENS)
+OUTPUT_TOKEN_KEYS = (*genai.OUTPUT_TOKENS, openinference.OUTPUT_TOKENS, *vercel.OUTPUT_TOKENS)
+_NAME_PREFIXES = ("invoke_agent ", "invoke_workflow ")
+_UNKNOWN_MODEL = "unknown"  # Traceloop's value for a model it cannot name
+
+
+def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
+    """The agent name a span's attributes record (mapping first), if any."""
+    mapped = mappings.agent_name if mappings is not None else None
+    found = scalar_text(span.attributes.get(mapped)) if mapped else None
+    return found or scalar_text(first(span.attributes, AGENT_NAME_KEYS))
+
+
+def agent_name(span: Span, mappings: Mappings | None) -> str:
+    """The agent (or workflow) a span invokes, from attributes, else its span name."""
+    found = recorded_agent_name(span, mappings)
+    if found is not None:
+        return found
+    for prefix in _NAME_PREFIXES:
+        if span.name.startswith(prefix):
+            return span.name[len(prefix) :]
+    return span.name
+
+
+def node_name(span: Span) -> str:
+    """A LangGraph node's name (Traceloop keeps it in the entity name, others in the span name)."""
+    return traceloop.node_name(span) or span.name
+
+
+def plain_step(
+    kind: StepKind, name: str, span: Span, parent: str | None, agent: str | None
+) -> Step:
+    """An agent/node/other step: identity, timing and error only."""
+    step_id, start, duration = span.span_id.hex(), span.start_unix_nano, span.duration_s
+    error = span_error(span)
+    return Step(kind, name, step_id, parent, start, duration, None, None, error, None, None,
+                agent, True, None, None, None)  # fmt: skip
+
+
+def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) -> Step:
+    """An LLM step: model and token counts where the span records them."""
+    attributes = span.attributes
+    model = None
+    for key in MODEL_KEYS:
+        value = attributes.get(key)
+        if isinstance(value, str) and value and value != _UNKNOWN_MODEL:
+            model = value
+            break
+    tokens_in = integer(first(attributes, INPUT_TOKEN_KEYS))
+    tokens_out = integer(first(attributes, OUTPUT_TOKEN_KEYS))
+    start, duration, error = span.start_unix_nano, span.duration_s, span_error(span)
+    return Step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None, None,
+                error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip
+
+
+def tool_step(draft: ToolDraft, joined: Joined) -> Step:
+    """An executed tool call, completed from the request it was joined to."""
+    span, arguments, request = draft.span, draft.arguments, joined.request
+    args: Any = arguments.value
+    raw_args = arguments.raw
+    if arguments.bare:
+        args = bind(arguments, _single_parameter(draft, joined))
+    elif args is None and request is not None:  # span without arguments (ADK/Strands defaults)
+        args, raw_args = request.args, request.raw_args
+    call_id = draft.call_id or (request.call_id if request is not None else None)
+    return Step(StepKind.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
+                span.duration_s, args, draft.result.value, draft.error, call_id, raw_args,
+                draft.agent, True, None, None, None)  # fmt: skip
+
+
+def unexecuted_step(llm: Step, call: RequestedCall) -> Step:
+    """A tool call the model requested but no tool span executed (placed at the LLM's end)."""
+    end = llm.start_unix_nano + round(llm.duration_s * 1e9)
+    return Step(StepKind.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args, None,
+                None, call.call_id, call.raw_args, llm.agent, False, None, None, None)  # fmt: skip
+
+
+def _single_parameter(draft: ToolDraft, joined: Joined) -> str | None:
+    """The tool's only parameter: from the request's arguments, else its schema/definitions."""
+    requested = joined.request.args if joined.request is not None else None
+    if isinstance(requested, dict) and len(requested) == 1:
+        return str(next(iter(requested)))
+    found = single_parameter(draft.span.attributes.get(openinference.TOOL_PARAMETERS), None)
+    if found is None and joined.llm is not None:
+        definitions = joined.llm.span.attributes.get(genai.TOOL_DEFINITIONS)
+        found = single_parameter(definitions, draft.name)
+    return found

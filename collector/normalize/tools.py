@@ -1,0 +1,138 @@
+"""One tool span → a ``ToolDraft``: name, call id, arguments, result, error (CONVENTIONS §6.2-6.5).
+
+Each field is read from the first attribute present in a fixed, convention-blind
+order, so a span that mixes conventions (Traceloop 0.62 writes GenAI attributes)
+still yields one answer. User mappings come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from collector.model import AttrValue, Span
+from collector.normalize.arguments import Arguments, parse_arguments
+from collector.normalize.conventions import (
+    adk,
+    genai,
+    langsmith,
+    openinference,
+    strands,
+    traceloop,
+    vercel,
+)
+from collector.normalize.errors import span_error
+from collector.normalize.mappings import Mappings
+from collector.normalize.results import ToolResult, parse_result
+from collector.normalize.values import INVALID, as_list, first, scalar_text, structured, text
+
+NAME_KEYS = (genai.TOOL_NAME, openinference.TOOL_NAME, vercel.TOOL_NAME, traceloop.ENTITY_NAME)
+CALL_ID_KEYS = (genai.TOOL_CALL_ID, vercel.TOOL_CALL_ID, *openinference.TOOL_IDS)
+ARGUMENT_KEYS = (
+    genai.TOOL_ARGUMENTS,
+    vercel.TOOL_ARGS,
+    adk.TOOL_ARGS,
+    openinference.INPUT_VALUE,
+    langsmith.PROMPT,
+)
+RESULT_KEYS = (
+    genai.TOOL_RESULT,
+    vercel.TOOL_RESULT,
+    adk.TOOL_RESPONSE,
+    openinference.OUTPUT_VALUE,
+    langsmith.COMPLETION,
+)
+_NAME_PREFIXES = ("execute_tool ",)
+
+
+class ToolDraft:
+    """A tool execution before it is joined to the LLM request that caused it."""
+
+    __slots__ = (
+        "agent",
+        "arguments",
+        "call_id",
+        "error",
+        "name",
+        "parent",
+        "result",
+        "span",
+        "step_id",
+    )
+
+    def __init__(
+        self,
+        span: Span,
+        mappings: Mappings | None,
+        step_id: str,
+        parent: str | None,
+        agent: str | None,
+    ) -> None:
+        self.span, self.step_id, self.parent, self.agent = span, step_id, parent, agent
+        attributes = span.attributes
+        name = first(attributes, NAME_KEYS)
+        call_id = first(attributes, CALL_ID_KEYS)
+        raw_args = first(attributes, ARGUMENT_KEYS)
+        raw_result = first(attributes, RESULT_KEYS)
+        if mappings is not None:
+            name = _mapped(attributes, mappings.tool_name, name)
+            call_id = _mapped(attributes, mappings.tool_call_id, call_id)
+            raw_args = _mapped(attributes, mappings.tool_args, raw_args)
+            raw_result = _mapped(attributes, mappings.tool_result, raw_result)
+        if span.events:  # Strands records tool content only as events
+            raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
+            raw_result = raw_result if raw_result is not None else strands.tool_result(span)
+        self.name = text(name) or _name_from_span(span.name)
+        self.arguments: Arguments = parse_arguments(raw_args)
+        self.result: ToolResult = parse_result(raw_result)
+        self.call_id: str | None = (
+            scalar_text(call_id) or self.arguments.call_id or self.result.call_id
+        )
+        self.error: str | None = span_error(span) or self.result.error
+
+
+def _name_from_span(name: str) -> str:
+    for prefix in _NAME_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def _mapped(attributes: Mapping[str, AttrValue], key: str | None, default: AttrValue) -> AttrValue:
+    """The mapped attribute when the mapping names one that is present, else ``default``."""
+    if key is None:
+        return default
+    value = attributes.get(key)
+    return default if value is None else value
+
+
+def single_parameter(schema_or_definitions: AttrValue, tool_name: str | None) -> str | None:
+    """The only parameter's name in a JSON schema, or in a tool-definition list for ``tool_name``.
+
+    Accepts ``tool.parameters`` (a schema), ``gen_ai.tool.definitions`` (semconv,
+    pydantic-ai, Traceloop) and OpenAI-style ``{"type": "function", "function": …}``.
+    """
+    parsed = structured(schema_or_definitions) if schema_or_definitions is not None else None
+    if parsed is None or parsed is INVALID:
+        return None
+    definitions = as_list(parsed)
+    schema = parsed if definitions is None else _definition_schema(definitions, tool_name)
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(properties, dict) and len(properties) == 1:
+        return str(next(iter(properties)))
+    return None
+
+
+def _definition_schema(definitions: Any, tool_name: str | None) -> Any:
+    for definition in definitions:
+        if not isinstance(definition, dict):
+            continue
+        function = definition.get("function")
+        entry = function if isinstance(function, dict) else definition
+        if entry.get("name") == tool_name:
+            return (
+                entry.get("parameters")
+                or entry.get("parameters_json_schema")
+                or entry.get("inputSchema")
+            )
+    return None

@@ -1,0 +1,111 @@
+"""Defensive readers for attribute values: instrumentations put anything anywhere.
+
+Every reader returns ``None`` (or the input unchanged) instead of raising: a span
+with a wrong type or a broken JSON string must cost its own detail, never the
+trajectory (the normalizer has no catch-all; it is robust by construction).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from collector.model import AttrValue, Span
+
+INVALID: Final = object()
+"""Returned by ``parse_json`` when the text is not JSON (distinct from JSON ``null``)."""
+
+# First characters a JSON document can start with. Checking them first avoids
+# paying for an exception on the common plain-text case ("Comfortably Numb").
+_JSON_START = frozenset('{["-0123456789tfnNI')
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__, missing from typeshed
+
+
+def text(value: AttrValue) -> str | None:
+    """``value`` if it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value else None
+
+
+def scalar_text(value: AttrValue) -> str | None:
+    """A non-empty string, or an int rendered as text (ids are sometimes numbers)."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def integer(value: AttrValue) -> int | None:
+    """An int attribute (token counts); numeric strings are accepted, bools are not."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def first(attributes: Mapping[str, AttrValue], keys: Iterable[str]) -> AttrValue:
+    """The value of the first of ``keys`` present with a non-empty value, else ``None``."""
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def parse_json(raw: str) -> Any:
+    """``json.loads(raw)``, or ``INVALID`` when ``raw`` is not a JSON document.
+
+    Calls the C scanner directly: ``json.loads`` spends more time in its Python
+    wrappers than in scanning for the small documents attributes hold (~3x).
+    """
+    start = 0
+    if raw[:1].isspace():
+        start = len(raw) - len(raw.lstrip())
+    if start == len(raw) or raw[start] not in _JSON_START:
+        return INVALID
+    try:
+        value, end = _scan(raw, start)
+    except (StopIteration, ValueError, RecursionError):
+        return INVALID
+    if end != len(raw) and not raw[end:].isspace():
+        return INVALID  # trailing garbage: e.g. a value truncated to the size limit
+    return value
+
+
+def structured(value: AttrValue) -> Any:
+    """A JSON-string attribute parsed (``INVALID`` if it is not JSON); others as JSON values.
+
+    "Every framework we ran stores structured values as JSON strings", but OTLP
+    also allows kvlists and arrays: those become dicts and lists (``json_ready``).
+    """
+    if isinstance(value, str):
+        return parse_json(value)
+    return json_ready(value)
+
+
+def json_ready(value: Any) -> Any:
+    """OTLP values as JSON values: arrays as lists, bytes (not JSON) as hex text."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple):
+        return [json_ready(item) for item in value]
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    return value
+
+
+def as_list(value: Any) -> list[Any] | tuple[Any, ...] | None:
+    """``value`` if it is a JSON array (list) or an OTLP array (tuple)."""
+    return value if isinstance(value, list | tuple) else None
+
+
+def event_attribute(span: Span, event_name: str, key: str) -> AttrValue:
+    """Attribute ``key`` of the span's last ``event_name`` event (Strands puts content there)."""
+    for event in reversed(span.events):
+        if event.name == event_name:
+            value = event.attributes.get(key)
+            if value is not None:
+                return value
+    return None
