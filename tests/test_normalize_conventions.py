@@ -235,6 +235,21 @@ def test_google_adk_legacy_schema() -> None:
             scope=ADK,
         ),
         span(5, "call_llm", {"gcp.vertex.agent.llm_response": answers}, parent=2, scope=ADK),
+        # Observed (google-adk 2.13): each call_llm wraps a content-less generate_content.
+        span(
+            6,
+            "generate_content m",
+            {"gen_ai.operation.name": "generate_content"},
+            parent=3,
+            scope=ADK,
+        ),
+        span(
+            7,
+            "generate_content m",
+            {"gen_ai.operation.name": "generate_content"},
+            parent=5,
+            scope=ADK,
+        ),
     )
     assert calls(trajectory) == [("refund", {"invoice_id": 9}, "expired", True)]
     assert (trajectory.input, trajectory.output) == ("refund please", "sorry")
@@ -256,7 +271,8 @@ def test_strands_default_events() -> None:
             scope=STRANDS,
             events=(
                 ("gen_ai.user.message", {"content": '[{"text": "refund 9"}]'}),
-                ("gen_ai.choice", {"message": '[{"text": "done"}]'}),
+                # Observed (strands-agents 1.62): str(AgentResult), plain text + newline.
+                ("gen_ai.choice", {"message": "done\n", "finish_reason": "end_turn"}),
             ),
         ),
         span(
@@ -298,7 +314,7 @@ def test_strands_default_events() -> None:
         ),
     )
     assert calls(trajectory) == [("refund", {"invoice_id": 9}, "expired", True)]
-    assert trajectory.tool_calls[0].result == [{"text": "Error: expired"}]
+    assert trajectory.tool_calls[0].result == "Error: expired"  # content block unwrapped
     assert (trajectory.input, trajectory.output) == ("refund 9", "done")
     assert trajectory.session_id == "strands-session"
     assert [s.kind for s in trajectory.steps] == [StepKind.LLM, StepKind.TOOL]  # no loop step
@@ -345,14 +361,41 @@ def test_strands_latest_semconv_operation_details_events() -> None:
                 "gen_ai.tool.name": "a",
                 "gen_ai.tool.call.id": "s1",
                 "gen_ai.tool.call.arguments": '{"x": 1}',
-                "gen_ai.tool.call.result": '[{"text": "ok"}]',
+                "gen_ai.tool.call.result": '[{"text": "{\\"track_id\\": 7}"}]',
             },
             parent=1,
             scope=STRANDS,
         ),
     )
     assert calls(trajectory) == [("b", {}, None, False), ("a", {"x": 1}, None, True)]
+    assert trajectory.tool_calls[1].result == {"track_id": 7}  # the JSON inside the block
     assert trajectory.input == "go"
+
+
+def test_strands_agent_reply_loses_the_newline_str_agentresult_adds() -> None:
+    """Latest semconv: the agent span's output message is ``str(AgentResult)`` too."""
+    details = "gen_ai.client.inference.operation.details"
+    reply = messages("assistant", {"type": "text", "content": "all done\n"})
+    trajectory = run(
+        span(
+            1,
+            "invoke_agent music",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "music"},
+            scope=STRANDS,
+            events=((details, {"gen_ai.output.messages": reply}),),
+        ),
+    )
+    assert trajectory.output == "all done"
+    other = run(
+        span(
+            1,
+            "invoke_agent music",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "music"},
+            scope="pydantic-ai",
+            events=((details, {"gen_ai.output.messages": reply}),),
+        ),
+    )
+    assert other.output == "all done\n"  # only Strands adds it
 
 
 def langsmith(n: int, name: str, kind: str, parent: int = 0, **attributes: AttrValue) -> Span:
@@ -503,6 +546,50 @@ def test_openai_agents_through_openinference() -> None:
         "refund 9",
         "sorry",
     )
+
+
+def test_openai_agents_task_and_turn_spans_are_structure() -> None:
+    """Observed with openai-agents 0.24: workflow AGENT → task CHAIN → AGENT → ``turn`` CHAINs."""
+    call = "llm.output_messages.0.message.tool_calls.0.tool_call."
+    kind = "openinference.span.kind"
+    agent = {kind: "AGENT", "agent.name": "music", "graph.node.id": "music"}
+    asks = {
+        kind: "LLM",
+        "llm.output_messages.0.message.role": "assistant",
+        call + "id": "call_1",
+        call + "function.name": "refund",
+        call + "function.arguments": '{"invoice_id": 9}',
+        "input.value": '[{"content": "refund 9", "role": "user"}]',
+    }
+    answers = {
+        kind: "LLM",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "done",
+    }
+    tool = {kind: "TOOL", "tool.name": "refund", "input.value": '{"invoice_id": 9}'}
+    trajectory = run(
+        span(1, "support turn", {kind: "AGENT"}, scope=OI_AGENTS),
+        span(2, "support turn", {kind: "CHAIN"}, parent=1, scope=OI_AGENTS),
+        span(3, "music", agent, parent=2, scope=OI_AGENTS),
+        span(4, "turn", {kind: "CHAIN"}, parent=3, scope=OI_AGENTS),
+        span(5, "response", asks, parent=4, scope=OI_AGENTS),
+        span(6, "refund", tool, parent=4, scope=OI_AGENTS),
+        span(7, "turn", {kind: "CHAIN"}, parent=3, scope=OI_AGENTS),
+        span(8, "response", answers, parent=7, scope=OI_AGENTS),
+    )
+    assert (trajectory.agent, trajectory.input, trajectory.output) == ("music", "refund 9", "done")
+    assert [(s.kind, s.name) for s in trajectory.steps] == [
+        (StepKind.LLM, "response"),
+        (StepKind.TOOL, "refund"),
+        (StepKind.LLM, "response"),
+    ]
+    assert trajectory.tool_calls[0].call_id == "call_1"
+    # A CHAIN called "turn" from another instrumentor is plumbing, kept as an ``other`` step.
+    langchain = run(
+        span(1, "graph", {kind: "CHAIN"}, scope="openinference.instrumentation.langchain"),
+        span(2, "turn", {kind: "CHAIN"}, parent=1, scope="openinference.instrumentation.langchain"),
+    )
+    assert [(s.kind, s.name) for s in langchain.steps] == [(StepKind.OTHER, "turn")]
 
 
 def test_openai_agents_through_traceloop() -> None:

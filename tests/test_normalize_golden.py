@@ -1,10 +1,12 @@
 """Golden tests: real framework traces → trajectories, through the real decoders.
 
-Inputs and labels are ``tests/golden/traces/<framework>/<scenario>.{jsonl,pb,expected.json}``
-(copied from shared/traces). Every scenario, framework and form must reproduce the
-labelled executed tool calls, user inputs and final responses; the full
-``Trajectory.to_json()`` is pinned in ``tests/golden/trajectories`` so any output
-change shows up in review. Regenerate on purpose with ``EVALD_REGEN_GOLDEN=1``.
+Inputs and labels are ``tests/golden/traces/<framework>/<scenario>.{jsonl,pb,expected.json}``:
+copied from shared/traces (``SHARED``), or captured here from the real packages by
+``tests/golden/capture/*.py`` (``CAPTURED``; see its README). Every scenario, framework
+and form must reproduce the labelled executed tool calls (with their results), user
+inputs, final responses and session; the full ``Trajectory.to_json()`` is pinned in
+``tests/golden/trajectories`` so any output change shows up in review. Regenerate on
+purpose with ``EVALD_REGEN_GOLDEN=1``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ SCENARIOS = sorted(
     for path in TRACES.glob("*/*.expected.json")
 )
 FORMS = ("jsonl", "pb")
+SHARED = {"pydantic-ai", "langchain-openinference", "langchain-traceloop", "vercel-ai-sdk"}
+CAPTURED = {
+    "google-adk-content",
+    "google-adk-legacy",
+    "strands",
+    "strands-latest-semconv",
+    "openai-agents-openinference",
+    "openai-agents-traceloop",
+    "langchain-langsmith-otel",
+}
+CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 
 
 def decode_file(path: Path, selector: AttributeSelector = ATTRIBUTE_SELECTOR) -> list[Span]:
@@ -103,6 +116,49 @@ def test_trajectory_matches_labels(framework: str, scenario: str, form: str) -> 
         assert trajectory.agent == "music_store_support"
         if expected["session_id"] is not None:
             assert trajectory.session_id == expected["session_id"]
+
+
+def test_every_framework_folder_is_golden_tested() -> None:
+    """No folder goes missing unnoticed, and each has the core scenarios and pinned output."""
+    folders = {path.name for path in TRACES.iterdir() if path.is_dir()}
+    assert folders == SHARED | CAPTURED
+    for framework in sorted(folders):
+        scenarios = {scenario for name, scenario in SCENARIOS if name == framework}
+        assert scenarios >= CORE_SCENARIOS, framework
+        assert {path.stem for path in (TRAJECTORIES / framework).glob("*.json")} == scenarios
+
+
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_tool_results_match_labels(framework: str, scenario: str) -> None:
+    """What each successful call returned, unwrapped from the framework's envelope."""
+    expected, traces = load(framework, scenario, "jsonl")
+    for turn, trace_id in enumerate(turn_trace_ids(expected)):
+        tools = normalize(traces[trace_id]).tool_calls
+        actual = [[s.name, s.args, s.result] for s in tools if s.error is None]
+        labelled = [call for call in expected["actual_trajectory"] if call["turn"] == turn]
+        wanted = [[c["tool"], c["args"], c["result"]] for c in labelled if c["error"] is None]
+        assert sorted(map(json.dumps, actual)) == sorted(map(json.dumps, wanted))
+
+
+COMPLETED = [
+    (framework, scenario)
+    for framework, scenario in SCENARIOS
+    if not json.loads((TRACES / framework / f"{scenario}.expected.json").read_text())["labels"].get(
+        "run_failed"
+    )
+]  # an aborted run's label counts the LLM calls it planned, not the ones it made
+
+
+@pytest.mark.parametrize(("framework", "scenario"), COMPLETED)
+def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, scenario: str) -> None:
+    """ADK's legacy schema records each model call twice (nested): it is still one step."""
+    expected, traces = load(framework, scenario, "jsonl")
+    counts = []
+    for trace_id in turn_trace_ids(expected):
+        trajectory = normalize(traces[trace_id])
+        counts.append(sum(step.kind is StepKind.LLM for step in trajectory.steps))
+        assert all(step.call_id for step in trajectory.tool_calls)
+    assert counts == expected["llm_calls_per_turn"]
 
 
 @pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)

@@ -84,12 +84,26 @@ class _Builder:
         for _ in range(_MAX_WRAPPER_DEPTH):
             if roles[current] is Role.AGENT:
                 break
-            kids = tree.children(current)
-            agentic = [kid for kid in kids if roles[kid] in AGENTIC]
-            if len(agentic) != 1 or any(roles[kid] in _LEAF_ROLES for kid in kids):
-                break
-            current = agentic[0]
+            found = self._lone_agent(current)
+            if found is None:
+                kids = tree.children(current)
+                if len(kids) != 1 or roles[kids[0]] is not Role.CHAIN:
+                    break
+                # A lone plumbing span between two wrappers is looked through: OpenAI
+                # Agents (OpenInference) nests workflow AGENT → task CHAIN → AGENT.
+                found = self._lone_agent(kids[0])
+                if found is None:
+                    break
+            current = found
         return current
+
+    def _lone_agent(self, i: int) -> int | None:
+        """Span ``i``'s only agent/workflow child, if it has no LLM/tool child."""
+        kids = self.tree.children(i)
+        agentic = [kid for kid in kids if self.roles[kid] in AGENTIC]
+        if len(agentic) != 1 or any(self.roles[kid] in _LEAF_ROLES for kid in kids):
+            return None
+        return agentic[0]
 
     def _root_agent_name(self) -> str | None:
         """The agent root's name; an unrecognised root is named only by its attributes."""
@@ -160,6 +174,11 @@ class _Builder:
         if role is Role.TOOL:
             self.items.append((key, ToolDraft(span, self.mappings, step_id, parent, agent)))
         elif role is Role.LLM:
+            up = self.tree.parent[i]
+            if up >= 0 and self.roles[up] is Role.LLM:
+                # The same model call seen twice (ADK legacy ``call_llm`` → ``generate_content``):
+                # the outer span holds the content.
+                return None, agent, anchor
             step = llm_step(span, step_id, parent, agent)
             self.items.append((key, LlmCall(span, step, conventions.requested_calls(span))))
         elif role in AGENTIC:

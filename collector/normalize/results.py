@@ -4,7 +4,8 @@ LangChain reports a handled tool error (``handle_tool_error``) with span status 
 or UNSET: the only trace of it is ``"status": "error"`` inside the serialized
 ``ToolMessage`` (OpenInference ``output.value``, Traceloop/LangSmith ``{"output": …}``).
 Google ADK tools return errors as dicts (``{"status": "error", "error_message": …}``)
-with status UNSET, and Strands tool results carry ``status`` the same way.
+with status UNSET, and Strands tool results carry ``status`` the same way. Strands
+wraps every result in content blocks (``[{"text": "<JSON>"}]``): they are unwrapped.
 """
 
 from __future__ import annotations
@@ -44,7 +45,33 @@ def parse_result(value: AttrValue) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
+    if isinstance(obj, list):
+        obj = _content_blocks(obj)
     return ToolResult(obj, None, _error_dict_message(obj))
+
+
+def _content_blocks(blocks: list[Any]) -> Any:
+    """The value inside Bedrock-style tool-result content blocks, else ``blocks`` unchanged.
+
+    Strands records what a tool returned as ``[{"text": "<the return value as JSON
+    text>"}]`` (observed in both its modes), or ``[{"json": value}]``: one block is
+    its value (text parsed as JSON when it is JSON), several text blocks are one text.
+    """
+    if not blocks or not all(isinstance(b, dict) and len(b) == 1 for b in blocks):
+        return blocks
+    if len(blocks) == 1:
+        block = blocks[0]
+        if "json" in block:
+            return block["json"]
+        inner = block.get("text")
+        if not isinstance(inner, str):
+            return blocks
+        parsed = parse_json(inner)
+        return inner if parsed is INVALID else parsed
+    texts = [b.get("text") for b in blocks]
+    if all(isinstance(t, str) for t in texts):
+        return "\n".join(str(t) for t in texts)
+    return blocks
 
 
 def _tool_message_fields(obj: Any) -> dict[str, Any] | None:

@@ -67,7 +67,14 @@ RUN_INPUT: tuple[TextReader, ...] = (
     strands.run_input,
     langsmith.run_input,
 )
-RUN_OUTPUT: tuple[TextReader, ...] = (genai.run_output, vercel.run_output, strands.run_output)
+# Strands first: its agent span carries GenAI messages too, with a newline added. Other
+# spans with Strands-style ``gen_ai.choice`` events are still read, last.
+RUN_OUTPUT: tuple[TextReader, ...] = (
+    strands.run_output,
+    genai.run_output,
+    vercel.run_output,
+    strands.llm_output,
+)
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (openinference.run_output, langsmith.run_output)
 

@@ -58,6 +58,10 @@ KEYS = (
 PREFIXES = (OUTPUT_MESSAGES,)
 
 _ROLES = {"LLM": Role.LLM, "AGENT": Role.AGENT}
+# openai-agents ≥0.24 wraps each model→tools round of the agent loop in a ``turn`` span
+# (SDK ``TurnSpanData``, no attributes), exported as a CHAIN: structure, like Strands cycles.
+OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+_OPENAI_AGENTS_TURN = "turn"
 _MAX_INDEX = 256  # bounds the flattened-family walk on hostile data
 
 
@@ -66,6 +70,8 @@ def classify(span: Span) -> Role | None:
     if not isinstance(kind, str):
         return None
     if kind == "CHAIN":
+        if span.name == _OPENAI_AGENTS_TURN and span.scope_name == OPENAI_AGENTS_SCOPE:
+            return Role.LOOP
         return Role.NODE if is_langgraph_node(span) else Role.CHAIN
     if kind == "AGENT" and AGENT_NAME not in span.attributes and NODE_ID not in span.attributes:
         return Role.WORKFLOW  # openai-agents' unnamed top span is the workflow around the agent

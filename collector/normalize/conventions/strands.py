@@ -11,8 +11,9 @@ Event attributes are always decoded whole, so no selector keys are needed here.
 from __future__ import annotations
 
 from collector.model import AttrValue, Span
+from collector.normalize.conventions import genai
 from collector.normalize.messages import RequestedCall, requested, text_of_content
-from collector.normalize.values import INVALID, as_list, event_attribute, structured
+from collector.normalize.values import INVALID, as_list, event_attribute, structured, text
 
 NAME = "strands"
 SCOPE_PREFIX = "strands"
@@ -72,4 +73,24 @@ def llm_input(span: Span) -> str | None:
 
 
 run_input = llm_input
-run_output = llm_output
+
+
+def run_output(span: Span) -> str | None:
+    """The reply on a Strands ``invoke_agent`` span, as the final message had it.
+
+    Strands records ``str(AgentResult)`` there, which ends every text block with a
+    newline (observed, both modes), and in default mode as plain text, not JSON
+    blocks; the newline is dropped so the output equals the final message's text.
+    """
+    if not span.scope_name.startswith(SCOPE_PREFIX):
+        return None
+    value = event_attribute(span, CHOICE_EVENT, "message")
+    if value is None:
+        found = genai.run_output(span)  # latest semconv: operation-details event
+    else:
+        parsed = structured(value)
+        blocks = None if parsed is INVALID else as_list(parsed)
+        found = text_of_content(blocks) if blocks is not None else text(value)
+    if not found:
+        return None
+    return found.removesuffix("\n") or None
