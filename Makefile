@@ -7,7 +7,7 @@ CONFIG ?= config/evald.yaml
 STAMP   = $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format typecheck unit bench clean
+.PHONY: help run test lint format typecheck unit bench clean prometheus
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -36,8 +36,20 @@ format: $(STAMP)  ## apply ruff formatting and safe fixes
 typecheck: $(STAMP)  ## mypy --strict on the packages
 	$(BIN)/mypy
 
-unit: $(STAMP)  ## pytest (unit, golden and loopback integration tests)
+unit: $(STAMP) prometheus  ## pytest (unit, golden and loopback integration tests)
 	$(BIN)/pytest -q
+
+# The integration tests scrape evald with a real Prometheus server (tests/test_prometheus_*.py).
+# Debian's package provides `prometheus` and `promtool`; nothing happens when both are on PATH.
+# Root (CI) installs directly, anyone else through sudo.
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+prometheus:  ## install the Prometheus server the integration tests need (Debian/apt, once)
+	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 \
+			|| { echo "install Prometheus (prometheus and promtool on PATH) to run the tests"; exit 1; }; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			prometheus >/dev/null; }
 
 bench: $(STAMP)  ## throughput benchmarks (prints ratios against an in-run baseline)
 	$(BIN)/python benchmarks/run_all.py

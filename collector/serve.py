@@ -14,7 +14,13 @@ import signal
 import time
 
 from collector.admin import AdminServer
-from collector.app import ActiveSpecs, build_processor, build_sinks, decoder_selector
+from collector.app import (
+    ActiveSpecs,
+    build_processor,
+    build_sinks,
+    build_telemetry,
+    decoder_selector,
+)
 from collector.clock import Clock, MonotonicClock
 from collector.config import Config
 from collector.pipeline import Pipeline
@@ -36,7 +42,7 @@ class Daemon:
         self, config: Config, telemetry: Telemetry | None = None, clock: Clock | None = None
     ) -> None:
         self.config = config
-        self.telemetry = telemetry or Telemetry()
+        self.telemetry = telemetry or build_telemetry(config)
         self.specs = ActiveSpecs(config, self.telemetry)
         self._processor = build_processor(
             config, self.specs, build_sinks(config, self.telemetry), self.telemetry

@@ -29,8 +29,9 @@ class LabelGuard:
     """Caps the distinct values one traffic-derived label may take.
 
     The first ``limit`` distinct values pass through; later new values become
-    ``other`` and are counted in ``evald_label_overflow_total{label}``.
-    Thread-safe.
+    ``other`` and are counted in ``evald_label_overflow_total{label}``. Values are
+    never forgotten, so a series, once created, keeps its label value (a series
+    that switched to ``other`` later would break rates). Thread-safe.
     """
 
     def __init__(self, label: str, limit: int, overflow: Counter) -> None:
@@ -81,6 +82,12 @@ class Telemetry:
         )
         self.spans_late = Counter(
             "evald_spans_late", "Spans that arrived after their trace was evaluated", registry=r
+        )
+        self.spans_dropped = Counter(
+            "evald_spans_dropped",
+            "Spans accepted but not assembled, by reason (own_output: evald's own exports)",
+            ["transport", "reason"],
+            registry=r,
         )
         self.attribute_values_truncated = Counter(
             "evald_attribute_values_truncated",
@@ -180,7 +187,7 @@ class Telemetry:
         self.evaluation_duration = Histogram(
             "evald_evaluation_duration_seconds",
             "Time spent in one evaluator call",
-            ["evaluator"],
+            ["spec", "evaluator", "service", "agent"],
             buckets=EVAL_DURATION_BUCKETS,
             registry=r,
         )
@@ -189,6 +196,12 @@ class Telemetry:
         )
         self.sink_errors = Counter(
             "evald_sink_errors", "Failures writing results to a sink", ["sink"], registry=r
+        )
+        self.otlp_export_items = Counter(
+            "evald_otlp_export_items",
+            "Spans / log records given to the OTLP exporter, by outcome (sent, failed, dropped)",
+            ["signal", "outcome"],
+            registry=r,
         )
         # --- specs / config ------------------------------------------------------------
         self.config_reloads = Counter(

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from collector.clock import Clock, MonotonicClock
 from collector.consumer import ConsumeResult, Overloaded, SpanConsumer
 from collector.decode import AttributeSelector, DecodedBatch, DecodeError
+from collector.feedback import without_own_output
 from collector.telemetry import Telemetry
 
 Decoder = Callable[[bytes, AttributeSelector], DecodedBatch]
@@ -112,6 +113,7 @@ class Ingest:
         self._invalid = telemetry.spans_refused.labels(transport=transport, reason="invalid")
         self._rejected = telemetry.spans_refused.labels(transport=transport, reason="rejected")
         self._overloaded = telemetry.spans_refused.labels(transport=transport, reason="overloaded")
+        self._own_output = telemetry.spans_dropped.labels(transport=transport, reason="own_output")
 
     def export(self, decode: Decoder, payload: bytes) -> PartialSuccess:
         """Decode and consume ``payload``; raise ``ExportError`` if nothing was kept."""
@@ -119,11 +121,20 @@ class Ingest:
             batch = decode(payload, self._selector)
         except DecodeError as exc:
             raise ExportError(Refusal.INVALID, str(exc)) from exc
+        batch = self._without_own_output(batch)
         result = self._consume(batch)
         self._count(batch, result)
         return PartialSuccess(
             batch.rejected + result.rejected, _join(batch.message, result.message)
         )
+
+    def _without_own_output(self, batch: DecodedBatch) -> DecodedBatch:
+        # evald's own exports routed back here: accepted (no retry), counted, not assembled.
+        spans, own = without_own_output(batch.spans)
+        if not own:
+            return batch
+        self._own_output.inc(own)
+        return batch._replace(spans=spans)
 
     def _consume(self, batch: DecodedBatch) -> ConsumeResult:
         if not batch.spans:  # an empty request is a success (OTLP spec)

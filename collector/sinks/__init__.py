@@ -1,8 +1,19 @@
 """Where evaluated trajectories and their results go.
 
-A sink's ``write`` is called from the evaluation thread only, once per evaluated
-trace; a failing sink is counted (``evald_sink_errors_total{sink}``) and never stops
-the pipeline or the other sinks.
+A sink's ``write`` is called once per evaluated trace, one call at a time (the
+processor serialises calls from the evaluation thread and the judge thread); a
+failing sink is counted (``evald_sink_errors_total{sink}``) and never stops the
+pipeline or the other sinks.
+
+Two optional methods extend the contract without changing ``write``; callers go
+through ``write_to`` / ``write_more``, which fall back to ``write``:
+
+- ``write_trace(trace, trajectory, outcomes)``: instead of ``write`` when the
+  caller has the assembled ``Trace`` (the processor does), for sinks that need the
+  spans themselves (the OTLP sink forwards them). The spans are shared, not copied.
+- ``write_outcomes(trajectory, outcomes)``: more outcomes for a trajectory that was
+  already written (an LLM judge answering later); per-trace facts are not counted
+  again.
 """
 
 from __future__ import annotations
@@ -10,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from collector.model import Trace
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 
@@ -26,3 +38,27 @@ class ResultSink(Protocol):
     def close(self) -> None:
         """Flush and release resources; safe to call twice."""
         ...
+
+
+def write_to(
+    sink: ResultSink,
+    trajectory: Trajectory,
+    outcomes: Sequence[Outcome],
+    trace: Trace | None = None,
+) -> None:
+    """Hand one evaluated trace to ``sink``: ``write_trace`` if it has one and ``trace``
+    is known, else ``write``. Raises what the sink raises."""
+    write_trace = getattr(sink, "write_trace", None)
+    if trace is not None and write_trace is not None:
+        write_trace(trace, trajectory, outcomes)
+    else:
+        sink.write(trajectory, outcomes)
+
+
+def write_more(sink: ResultSink, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+    """Hand later outcomes of an already written trajectory to ``sink``."""
+    write_outcomes = getattr(sink, "write_outcomes", None)
+    if write_outcomes is not None:
+        write_outcomes(trajectory, outcomes)
+    else:
+        sink.write(trajectory, outcomes)

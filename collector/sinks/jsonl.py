@@ -2,20 +2,24 @@
 
 One line per (trace, evaluator) result, or one line per trajectory, in the
 contracts documented in the README. Lines are written whole and flushed per
-trace, so a reader tailing the file never sees half a record.
+trace, so a reader tailing the file never sees half a record; files from the
+config rotate by size (``collector.sinks.rotating``) between traces.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from collector.sinks.rotating import RotatingFile
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
+
+_SCALARS = (str, int, float, bool)
 
 
 def _default(value: object) -> Any:
@@ -48,27 +52,32 @@ def result_record(trajectory: Trajectory, outcome: Outcome) -> dict[str, Any]:
         "agent": trajectory.agent,
         "session_id": trajectory.session_id,
         "duration_s": outcome.duration_s,
+        # For `evald compare`: the item (user input) and the agent version
+        # (resource attributes such as service.version) of the result.
+        "input": trajectory.input,
+        "resource": _scalars(trajectory.resource_attributes),
     }
 
 
+def _scalars(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The attributes whose values are plain strings, numbers or booleans."""
+    return {key: value for key, value in attributes.items() if isinstance(value, _SCALARS)}
+
+
 class _JsonLinesFile:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
+    """JSON lines appended to ``path``, rotated by size when ``max_size`` is set."""
+
+    def __init__(self, path: Path, max_size: int | None = None, max_backups: int = 0) -> None:
+        self._file = RotatingFile(path, max_size, max_backups)
 
     def _write_lines(self, records: Sequence[dict[str, Any]]) -> None:
-        if self._file is None:
-            raise ValueError("sink is closed")
         text = "".join(
             json.dumps(record, default=_default, ensure_ascii=False) + "\n" for record in records
         )
         self._file.write(text)
-        self._file.flush()
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._file.close()
 
 
 class ResultsFileSink(_JsonLinesFile):
@@ -80,6 +89,10 @@ class ResultsFileSink(_JsonLinesFile):
         if outcomes:
             self._write_lines([result_record(trajectory, outcome) for outcome in outcomes])
 
+    def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        """Later outcomes (a judge's) are more result lines, like the first ones."""
+        self.write(trajectory, outcomes)
+
 
 class TrajectoriesFileSink(_JsonLinesFile):
     """Appends one JSON line per normalised trajectory."""
@@ -88,3 +101,6 @@ class TrajectoriesFileSink(_JsonLinesFile):
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         self._write_lines([trajectory.to_json()])
+
+    def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        """The trajectory was written already; later outcomes add nothing here."""
