@@ -1,7 +1,9 @@
-"""The ``evald`` command: ``serve``, ``check``, ``replay``.
+"""The ``evald`` command: ``serve``, ``check``, ``replay``, ``compare``.
 
-Exit codes: 0 success (replay: every threshold held); 1 a threshold failed
-(replay) or the config/specs are invalid (check, serve); 2 usage or input errors.
+Exit codes: 0 success (replay: every gate check held); 1 a gate check failed
+(replay) or the config/specs are invalid (check, serve); 2 usage or input errors
+(replay, compare: also a bad config or spec, unreadable or corrupt input with
+``--strict``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from collector import cli_compare, cli_replay
+from collector.compare import CompareInputError
 from collector.config import Config, ConfigError, load_config
 from collector.files import TraceFileError
 
@@ -37,17 +41,24 @@ def _parser() -> argparse.ArgumentParser:
     _config_option(check)
     _spec_option(check)
 
-    replay = commands.add_parser("replay", help="evaluate trace files offline")
-    replay.add_argument("inputs", nargs="+", metavar="PATH", help="trace files, directories, globs")
+    replay = commands.add_parser(
+        "replay",
+        help="evaluate trace files offline; reports and a CI gate",
+        description="Evaluate trace files through the daemon's pipeline. Exit code 0: every "
+        "gate check held; 1: a check failed (a result missed its threshold, an evaluator "
+        "error, or a --fail-under bound); 2: usage or input error.",
+    )
     _config_option(replay)
     _spec_option(replay)
-    replay.add_argument("--results-out", type=Path, metavar="FILE", help="JSON lines of results")
-    replay.add_argument(
-        "--trajectories-out", type=Path, metavar="FILE", help="JSON lines of trajectories"
+    cli_replay.add_arguments(replay)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two replay runs (or two groups of one) item by item",
+        description="Per-item wins/ties/losses, preference ratios with Wilson 95% intervals "
+        "and a two-sided exact binomial p-value, per spec and evaluator.",
     )
-    replay.add_argument(
-        "--strict", action="store_true", help="stop at the first corrupt record (exit 2)"
-    )
+    cli_compare.add_arguments(compare)
     return parser
 
 
@@ -88,16 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from evaluators.spec import SpecError  # noqa: PLC0415 - keeps `--help` fast
 
     try:
+        if args.command == "compare":
+            return cli_compare.run(args)
         config = _load(args)
         if args.command == "serve":
             return _serve(config)
         if args.command == "check":
             return _check(config)
-        return _replay(config, args)
+        return cli_replay.run(config, args)
     except (ConfigError, SpecError) as exc:
         print(f"evald: {exc}", file=sys.stderr)
         return EXIT_FAILED if args.command != "replay" else EXIT_USAGE
-    except TraceFileError as exc:
+    except (TraceFileError, cli_replay.ReplayError, CompareInputError) as exc:
         print(f"evald: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -117,18 +130,6 @@ def _check(config: Config) -> int:
         names = ", ".join(bound.id for bound in spec.bound)
         print(f"  {spec.id}: {names}")
     return EXIT_OK
-
-
-def _replay(config: Config, args: argparse.Namespace) -> int:
-    from collector.replay import Replayer  # noqa: PLC0415
-    from collector.reporting import print_summary  # noqa: PLC0415
-
-    replayer = Replayer(
-        config, results_out=args.results_out, trajectories_out=args.trajectories_out
-    )
-    report = replayer.run(args.inputs, strict=args.strict)
-    print_summary(report, sys.stdout)
-    return EXIT_FAILED if report.failed else EXIT_OK
 
 
 if __name__ == "__main__":

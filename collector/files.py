@@ -9,7 +9,8 @@ Layouts (any of them gzip-compressed, detected by magic bytes, not by name):
 - Collector ``format: proto`` framing: each message behind a 4-byte big-endian length;
 - varint-delimited messages (protobuf's ``writeDelimitedTo``; ``shared/bench/make_traces.py --pb``).
 
-Everything is streamed: memory stays bounded by the largest single record.
+Everything is streamed: memory stays bounded by the largest single record (a JSON
+document or a lone binary request is one record, and is read whole; at most 1 GiB).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import glob
 import gzip
 import io
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -100,15 +102,38 @@ def _open(path: Path) -> io.BufferedReader:
 
 
 def _json_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
-    first = stream.readline()
-    rest_is_lines = _is_complete_json(first)
-    if not rest_is_lines:  # one document spread over several lines
-        yield Payload(PayloadFormat.JSON, first + stream.read(), f"{name}:1")
-        return
-    yield Payload(PayloadFormat.JSON, first, f"{name}:1")
-    for number, line in enumerate(stream, start=2):
+    # JSON lines unless the first non-blank lines are not complete documents: a
+    # JSON-lines file whose first line is corrupt must not be read whole as one
+    # (broken) document, so a second line that parses also means JSON lines.
+    head = [stream.readline()]
+    if not _is_complete_json(head[0]):
+        head.append(_next_nonblank(stream, head))
+        if not _is_complete_json(head[-1]):
+            yield Payload(PayloadFormat.JSON, _whole(b"".join(head), stream, name), f"{name}:1")
+            return
+    for number, line in enumerate(itertools.chain(head, stream), start=1):
         if line.strip():
             yield Payload(PayloadFormat.JSON, line, f"{name}:{number}")
+
+
+def _next_nonblank(stream: io.BufferedReader, skipped: list[bytes]) -> bytes:
+    """The next non-blank line; blank ones are appended to ``skipped`` to keep numbering."""
+    while True:
+        line = stream.readline()
+        if line.strip() or not line:
+            return line
+        skipped.append(line)
+
+
+def _whole(start: bytes, stream: io.BufferedReader, name: str) -> bytes:
+    """The rest of a one-payload file, refusing sizes that only corruption explains."""
+    data = start + stream.read(_MAX_RECORD + 1 - len(start))
+    if len(data) > _MAX_RECORD:
+        raise TraceFileError(
+            f"{name}: a single payload larger than {_MAX_RECORD >> 20} MiB; "
+            "write one request per line (JSON lines) or use length-prefixed framing"
+        )
+    return data
 
 
 def _is_complete_json(line: bytes) -> bool:
@@ -124,7 +149,7 @@ def _binary_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
     if head[0] == 0:
         yield from _framed(stream, name, _read_be32)
     elif head[0] == _REQUEST_TAG and not _looks_varint_framed(head):
-        yield Payload(PayloadFormat.PROTOBUF, stream.read(), f"{name}@0")
+        yield Payload(PayloadFormat.PROTOBUF, _whole(b"", stream, name), f"{name}@0")
     else:
         yield from _framed(stream, name, _read_varint)
 

@@ -5,118 +5,114 @@ only the clock differs: it follows the spans' own end times, so ``idle_timeout``
 and ``max_trace_age`` mean the same thing in trace time and traces complete (and
 memory is released) while a large file streams. At the end of input every trace
 still held is released.
+
+What a replay writes is what its options ask for (result and trajectory files,
+reports); the daemon's outputs (Prometheus, OTLP export, ``outputs.*_file``) are
+not used: nothing scrapes a replay, and re-scored history must not be appended to
+the live files.
+
+A ``Shard`` makes this replayer evaluate only the traces whose id hashes to it
+(``--workers``): every worker reads every file, but spans of other shards are
+dropped by the decoder before their attributes are converted, which is where
+decoding time goes. File-level counts (payloads, corrupt records, rejected spans)
+are kept by shard 0 only, so merged summaries count them once.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from collector.app import ActiveSpecs, build_processor, build_sinks, decoder_selector
+from collector.app import ActiveSpecs, build_judges, decoder_selector
 from collector.assembly import TraceAssembler
 from collector.clock import ManualClock
 from collector.config import Config
 from collector.decode import DecodeError, decode_json, decode_protobuf
 from collector.files import PayloadFormat, TraceFileError, expand_paths, read_payloads
 from collector.model import CompletionReason, Trace
+from collector.processor import TraceProcessor
+from collector.reports.sink import SummarySink
+from collector.reports.summary import RunSummary
+from collector.sinks import ResultSink
+from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.telemetry import Telemetry
-from evaluators.results import ErrorResult, score_of
-from evaluators.runner import Outcome
+from evaluators.runner import bind_always
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class ReplayReport:
-    """What a replay read and what it concluded."""
-
-    files: int = 0
-    payloads: int = 0
-    spans: int = 0
-    rejected_spans: int = 0
-    corrupt_records: list[str] = field(default_factory=list)  # "file:line: reason"
-    traces: int = 0
-    untraceable: int = 0  # traces whose trajectory could not be built
-    evaluators: dict[tuple[str | None, str], EvaluatorSummary] = field(default_factory=dict)
-
-    @property
-    def failed(self) -> int:
-        """Outcomes that did not meet their threshold."""
-        return sum(summary.failed for summary in self.evaluators.values())
-
-    def add(self, outcome: Outcome) -> None:
-        key = (outcome.spec_id, outcome.evaluator)
-        summary = self.evaluators.get(key)
-        if summary is None:
-            summary = self.evaluators[key] = EvaluatorSummary()
-        summary.add(outcome)
+_CORRUPT_LOGGED = 10  # the rest are counted and listed in the report, not logged
+Progress = Callable[[int], None]  # called with the number of traces evaluated so far
 
 
-@dataclass
-class EvaluatorSummary:
-    """Running totals for one (spec, evaluator): constant memory however long the replay."""
+@dataclass(frozen=True)
+class Shard:
+    """This replayer evaluates the traces with ``crc32(trace_id) % count == index``."""
 
-    count: int = 0
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    scored: int = 0
-    score_sum: float = 0.0
+    index: int = 0
+    count: int = 1
 
-    def add(self, outcome: Outcome) -> None:
-        self.count += 1
-        self.passed += outcome.passed is True
-        self.failed += outcome.passed is False
-        score = score_of(outcome.result)
-        if score is None:
-            self.errors += isinstance(outcome.result, ErrorResult)
-        else:
-            self.scored += 1
-            self.score_sum += score
+    def owns(self, trace_id: bytes) -> bool:
+        return zlib.crc32(trace_id) % self.count == self.index
 
     @property
-    def mean(self) -> float | None:
-        return self.score_sum / self.scored if self.scored else None
+    def keeps_file_counts(self) -> bool:
+        return self.index == 0
 
 
 class Replayer:
-    """Replays files into a processor built from ``config``; one instance per run."""
+    """Replays files into a processor built from ``config``; one instance per run.
+
+    ``sinks`` are extra result sinks (a JUnit spool); ``results_out`` and
+    ``trajectories_out`` are appended to (callers start them empty).
+    """
 
     def __init__(
         self,
         config: Config,
-        telemetry: Telemetry | None = None,
+        *,
         results_out: Path | None = None,
         trajectories_out: Path | None = None,
+        sinks: Sequence[ResultSink] = (),
+        shard: Shard | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        self.telemetry = telemetry or Telemetry()
-        self.report = ReplayReport()
-        sinks = build_sinks(config, self.telemetry, results_out, trajectories_out)
-        self._processor = build_processor(
-            config, ActiveSpecs(config, self.telemetry), sinks, self.telemetry
+        self.telemetry = Telemetry()
+        self.summary = RunSummary()
+        self._processor = TraceProcessor(
+            ActiveSpecs(config, self.telemetry),
+            bind_always(config.evaluation.always),
+            [SummarySink(self.summary), *_file_sinks(results_out, trajectories_out), *sinks],
+            self.telemetry,
+            judges=build_judges(config, self.telemetry),  # awaited (not shed): complete results
         )
         self._selector = decoder_selector(config)
+        self._shard = shard = shard or Shard()
+        self._keep = shard.owns if shard.count > 1 else None
+        self._progress = progress
         self._clock = ManualClock()
         self._assembler = TraceAssembler(
             config.assembly, self._clock, self._on_complete, self.telemetry
         )
 
-    def run(self, inputs: Iterable[str], strict: bool = False) -> ReplayReport:
+    def run(self, inputs: Iterable[str], strict: bool = False) -> RunSummary:
         """Replay every file named by ``inputs`` (files, directories, globs).
 
-        A corrupt record is skipped and listed in the report; with ``strict`` it
-        raises ``TraceFileError`` instead. Unreadable paths always raise.
+        A corrupt record is skipped, logged (the first few) and counted in the
+        summary; with ``strict`` it raises ``TraceFileError`` instead. Paths that
+        match nothing always raise.
         """
         try:
             for path in expand_paths(inputs):
-                self.report.files += 1
+                if self._shard.keeps_file_counts:
+                    self.summary.read.files += 1
                 self._replay_file(path, strict)
             self._assembler.flush(CompletionReason.END_OF_INPUT)
         finally:
             self._processor.close()
-        return self.report
+        return self.summary
 
     def _replay_file(self, path: Path, strict: bool) -> None:
         try:
@@ -125,32 +121,47 @@ class Replayer:
         except TraceFileError as exc:
             if strict:
                 raise
-            self.report.corrupt_records.append(str(exc))
+            self._corrupt(f"{exc} (rest of the file skipped)")
 
     def _replay_payload(self, fmt: PayloadFormat, data: bytes, where: str, strict: bool) -> None:
-        self.report.payloads += 1
         decode = decode_protobuf if fmt is PayloadFormat.PROTOBUF else decode_json
         try:
-            batch = decode(data, self._selector)
+            batch = decode(data, self._selector, keep=self._keep)
         except DecodeError as exc:
             if strict:
                 raise TraceFileError(f"{where}: {exc}") from exc
-            self.report.corrupt_records.append(f"{where}: {exc}")
+            self._corrupt(f"{where}: {exc}")
             return
-        self.report.spans += len(batch.spans)
-        self.report.rejected_spans += batch.rejected
+        if self._shard.keeps_file_counts:
+            self.summary.read.payloads += 1
+            self.summary.read.rejected_spans += batch.rejected
         if batch.spans:
+            self.summary.spans += len(batch.spans)
             # Trace time drives completion: the clock jumps to the newest span end.
             self._clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
-            result = self._assembler.add(batch.spans)
-            self.report.rejected_spans += result.rejected
+            self.summary.read.rejected_spans += self._assembler.add(batch.spans).rejected
         self._assembler.tick()
+        if self._progress is not None:
+            self._progress(self.summary.traces)
+
+    def _corrupt(self, where_and_why: str) -> None:
+        if not self._shard.keeps_file_counts:
+            return
+        read = self.summary.read
+        if read.corrupt_total < _CORRUPT_LOGGED:
+            log.warning("skipped corrupt record %s", where_and_why)
+        read.add_corrupt(where_and_why)
 
     def _on_complete(self, trace: Trace) -> None:
-        outcomes = self._processor.process(trace)
-        self.report.traces += 1
-        if outcomes is None:
-            self.report.untraceable += 1
-        else:
-            for outcome in outcomes:
-                self.report.add(outcome)
+        self.summary.traces += 1
+        if self._processor.process(trace) is None:
+            self.summary.untraceable += 1
+
+
+def _file_sinks(results: Path | None, trajectories: Path | None) -> list[ResultSink]:
+    sinks: list[ResultSink] = []
+    if results is not None:
+        sinks.append(ResultsFileSink(results))
+    if trajectories is not None:
+        sinks.append(TrajectoriesFileSink(trajectories))
+    return sinks
