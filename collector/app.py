@@ -7,14 +7,19 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from collector.config import Config
+from collector.config import Config, ConfigError
 from collector.decode import AttributeSelector
+from collector.judge_metrics import PrometheusJudgeMetrics
 from collector.normalize import ATTRIBUTE_SELECTOR
 from collector.processor import TraceProcessor
 from collector.sinks import ResultSink
 from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.sinks.metrics import MetricsSink
+from collector.sinks.otlp import OtlpSink
 from collector.telemetry import Telemetry
+from evaluators.judges.settings import JudgeKeyError
+from evaluators.judges.setup import start_worker
+from evaluators.judges.worker import JudgeWorker
 from evaluators.runner import BoundEvaluator, bind_always
 from evaluators.spec import SpecError, SpecSet, load_specs
 
@@ -32,7 +37,8 @@ class ActiveSpecs:
         self._config = config
         self._telemetry = telemetry
         self._lock = threading.Lock()
-        self._current = load_specs(config.spec_paths())  # start-up: errors propagate
+        self._judges = tuple(config.judges.endpoints)  # `judge:` references are checked
+        self._current = load_specs(config.spec_paths(), judges=self._judges)  # errors propagate
         telemetry.specs_loaded.set(len(self._current))
 
     def __call__(self) -> SpecSet:
@@ -42,7 +48,7 @@ class ActiveSpecs:
         """Load the spec files again; on any error keep the active set and return False."""
         with self._lock:
             try:
-                fresh = load_specs(self._config.spec_paths())
+                fresh = load_specs(self._config.spec_paths(), judges=self._judges)
             except SpecError as exc:
                 self._telemetry.config_reloads.labels("failure").inc()
                 log.error(
@@ -56,12 +62,20 @@ class ActiveSpecs:
         return True
 
 
+def build_telemetry(config: Config) -> Telemetry:
+    """The process's metrics, with the configured cap on traffic-derived label values."""
+    return Telemetry(label_value_limit=config.telemetry.label_value_limit)
+
+
 def decoder_selector(config: Config) -> AttributeSelector:
     """The span attributes the decoder keeps: those the normalizer reads.
 
     Root spans and resources keep all their attributes (the decoder's rule), so spec
-    ``match.attributes`` work for any key, including after a reload.
+    ``match.attributes`` work for any key, including after a reload. Forwarding
+    spans over OTLP needs every attribute of every span.
     """
+    if config.outputs.otlp.endpoint and config.outputs.otlp.forward_spans:
+        return AttributeSelector(None, None, config.receivers.otlp.max_attribute_value_size)
     return AttributeSelector(
         ATTRIBUTE_SELECTOR.keys,
         ATTRIBUTE_SELECTOR.prefixes,
@@ -75,19 +89,61 @@ def build_sinks(
     results_out: Path | None = None,
     trajectories_out: Path | None = None,
 ) -> list[ResultSink]:
-    """Prometheus always; result/trajectory files from the arguments or the config."""
+    """Prometheus always; OTLP when ``outputs.otlp.endpoint`` is set; result and
+    trajectory files from the arguments or the config.
+
+    Files named in the config rotate by ``outputs.rotation``; files named by the
+    arguments (``--results-out``, one replay's output) do not.
+    """
+    outputs = config.outputs
     sinks: list[ResultSink] = [MetricsSink(telemetry)]
-    results = results_out or config.outputs.results_file
-    trajectories = trajectories_out or config.outputs.trajectories_file
-    if results is not None:
-        sinks.append(ResultsFileSink(results))
-    if trajectories is not None:
-        sinks.append(TrajectoriesFileSink(trajectories))
+    if outputs.otlp.endpoint is not None:
+        sinks.append(OtlpSink(outputs.otlp, telemetry))
+    rotation = (outputs.rotation.max_size, outputs.rotation.max_backups)
+    if results_out is not None:
+        sinks.append(ResultsFileSink(results_out))
+    elif outputs.results_file is not None:
+        sinks.append(ResultsFileSink(outputs.results_file, *rotation))
+    if trajectories_out is not None:
+        sinks.append(TrajectoriesFileSink(trajectories_out))
+    elif outputs.trajectories_file is not None:
+        sinks.append(TrajectoriesFileSink(outputs.trajectories_file, *rotation))
     return sinks
+
+
+def build_judges(config: Config, telemetry: Telemetry) -> JudgeWorker | None:
+    """The judge worker for ``judges.endpoints`` (None when none is configured).
+
+    Its metrics go to ``telemetry``'s registry; close it (or the processor that
+    owns it) when done. Raises ``ConfigError`` when an API key cannot be read.
+    """
+    judges = config.judges
+    if not judges.endpoints:
+        return None
+    try:
+        return start_worker(
+            judges.endpoints,
+            queue_size=judges.queue_size,
+            cache_size=judges.cache_size,
+            cache_file=judges.cache_path(config.base_dir),
+            base_dir=config.base_dir,
+            metrics=PrometheusJudgeMetrics(telemetry.registry),
+        )
+    except JudgeKeyError as exc:
+        raise ConfigError(f"judges.endpoints.{exc}") from None
 
 
 def build_processor(
     config: Config, specs: ActiveSpecs, sinks: Sequence[ResultSink], telemetry: Telemetry
 ) -> TraceProcessor:
+    """The daemon's processor: judge work is handed over, never awaited (shed when full)."""
     always: list[BoundEvaluator] = bind_always(config.evaluation.always)
-    return TraceProcessor(specs, always, sinks, telemetry)
+    return TraceProcessor(
+        specs,
+        always,
+        sinks,
+        telemetry,
+        judges=build_judges(config, telemetry),
+        wait_for_judges=False,
+        judge_drain_timeout=config.judges.drain_timeout,
+    )

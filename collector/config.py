@@ -11,10 +11,20 @@ from __future__ import annotations
 import glob
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from evaluators.judges.settings import JudgeSettings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -81,6 +91,13 @@ def _check_endpoint(value: str) -> str:
 HostPort = Annotated[str, AfterValidator(_check_endpoint)]
 
 
+def _check_url(value: str) -> str:
+    scheme, sep, rest = value.partition("://")
+    if scheme not in ("http", "https") or not sep or not rest.strip("/"):
+        raise ValueError(f"endpoint {value!r} must be a URL such as http://host:4317")
+    return value
+
+
 class Listener(_Section):
     enabled: bool = True
     endpoint: HostPort
@@ -138,9 +155,83 @@ class Evaluation(_Section):
     )
 
 
+class Rotation(_Section):
+    """Size-based rotation of the live result files (like the Collector's file exporter)."""
+
+    max_size: Size | None = Field(
+        default=100 * 1024**2, description="rotate a file before it would exceed this; null: never"
+    )
+    max_backups: int = Field(default=5, ge=0, description="rotated files kept: FILE.1 … FILE.N")
+
+
+class OtlpOutput(_Section):
+    """Evaluation results (and optionally the evaluated spans) sent over OTLP."""
+
+    endpoint: Annotated[str, AfterValidator(_check_url)] | None = Field(
+        default=None, description="http(s)://host:port of the backend; null: off"
+    )
+    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    compression: Literal["none", "gzip"] = "none"
+    timeout: Duration = Field(default=10.0, gt=0, description="per export, retries included")
+    max_queue_size: int = Field(default=2048, gt=0, description="per signal; beyond: dropped")
+    max_export_batch_size: int = Field(default=512, gt=0)
+    schedule_delay: Duration = Field(default=1.0, gt=0, description="how long a batch may wait")
+    evaluation_spans: bool = True
+    log_records: bool = False
+    forward_spans: bool = False
+
+    @model_validator(mode="after")
+    def _batch_fits_queue(self) -> OtlpOutput:
+        if self.max_export_batch_size > self.max_queue_size:
+            raise ValueError("max_export_batch_size must not exceed max_queue_size")
+        return self
+
+
 class Outputs(_Section):
     results_file: Path | None = None
     trajectories_file: Path | None = None
+    rotation: Rotation = Rotation()
+    otlp: OtlpOutput = OtlpOutput()
+
+
+class TelemetrySettings(_Section):
+    label_value_limit: int = Field(
+        default=200, gt=0, description="distinct values per traffic-derived metric label"
+    )
+
+
+class JudgeEndpoint(JudgeSettings):
+    """``judges.endpoints.<name>``: an OpenAI-compatible endpoint + model and its limits
+    (``evaluators.judges.settings.JudgeSettings``), durations written ``5s`` / ``500ms``."""
+
+    timeout: Duration = Field(default=60.0, gt=0, description="per HTTP attempt")
+    backoff_initial: Duration = Field(default=0.5, gt=0)
+    backoff_max: Duration = Field(default=30.0, gt=0)
+
+
+JudgeName = Annotated[str, Field(pattern=r"^\S+$")]
+
+
+class Judges(_Section):
+    """LLM judges referenced by name from spec entries (``judge: default``)."""
+
+    endpoints: dict[JudgeName, JudgeEndpoint] = Field(default_factory=dict)
+    queue_size: int = Field(
+        default=100, gt=0, description="judge evaluations waiting; beyond: shed and counted"
+    )
+    cache_size: int = Field(default=100_000, ge=0, description="replies kept in memory")
+    cache_file: Path | None = Field(
+        default=None, description="JSON lines; replies persist across runs (relative to config)"
+    )
+    drain_timeout: Duration = Field(
+        default=5.0, description="on shutdown, time for pending judge calls to finish"
+    )
+
+    def cache_path(self, base_dir: Path) -> Path | None:
+        if self.cache_file is None or self.cache_file.is_absolute():
+            return self.cache_file
+        return base_dir / self.cache_file
 
 
 class Shutdown(_Section):
@@ -157,6 +248,8 @@ class Config(_Section):
     specs: list[str] = Field(default_factory=list, description="spec files or globs")
     evaluation: Evaluation = Evaluation()
     outputs: Outputs = Outputs()
+    telemetry: TelemetrySettings = TelemetrySettings()
+    judges: Judges = Judges()
     shutdown: Shutdown = Shutdown()
     base_dir: Path = Field(default=Path("."), exclude=True, description="set from the file")
 

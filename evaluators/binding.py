@@ -4,19 +4,23 @@ For each entry: resolve the class through the registry; validate its config
 with the class's ``config_model`` (the spec's ``step_kinds`` is injected when
 the model has that field and the entry did not set it); build its criteria from
 the ``reference`` fields the ``criteria_model`` declares plus the entry's own
-``criteria``; pick the threshold (``thresholds[id]``, else ``config.threshold``).
+``criteria``; pick the threshold (``thresholds[id]``, else ``config.threshold``);
+resolve the sampling rate (the spec rate times the entry rate) and, for LLM judge
+evaluators, the judge name (``judge``, else ``default``), checked against the
+configured judges when the caller passes them.
 Every problem is collected, with its field path, so one load reports them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from evaluators.base import Criteria, EvaluatorConfig
+from evaluators.judges.base import DEFAULT_JUDGE, JudgeEvaluator
 from evaluators.problems import Loc, Problem, from_validation_error
 from evaluators.reference import Reference
 from evaluators.registry import (
@@ -46,14 +50,21 @@ class _Bound(NamedTuple):
 
 
 def bind_spec(
-    spec: Spec, registry: EvaluatorRegistry, base_dir: Path | None
+    spec: Spec,
+    registry: EvaluatorRegistry,
+    base_dir: Path | None,
+    judges: Collection[str] | None = None,
 ) -> tuple[BoundEvaluator, ...]:
-    """Bind every entry of ``spec``, or raise ``BindError`` listing every problem."""
+    """Bind every entry of ``spec``, or raise ``BindError`` listing every problem.
+
+    ``judges``: the configured judge names to check ``judge`` references
+    against; None skips the check (a missing judge then gives error results).
+    """
     problems: list[Problem] = []
     bound: list[_Bound] = []
     for index, entry in enumerate(spec.evaluators):
         try:
-            bound.append(_bind_entry(spec, index, entry, registry, base_dir))
+            bound.append(_bind_entry(spec, index, entry, registry, base_dir, judges=judges))
         except BindError as exc:
             problems.extend(exc.problems)
     problems.extend(_duplicate_ids(bound))
@@ -71,6 +82,8 @@ def _bind_entry(
     entry: EvaluatorEntry,
     registry: EvaluatorRegistry,
     base_dir: Path | None,
+    *,
+    judges: Collection[str] | None,
 ) -> _Bound:
     at: Loc = ("evaluators", index)
     try:
@@ -80,7 +93,8 @@ def _bind_entry(
     problems: list[Problem] = []
     config = _config(cls, entry, spec, at, problems)
     criteria = _criteria(cls, entry, spec.reference, at, problems)
-    if config is None or criteria is None:
+    judge = _judge(cls, entry, at, judges, problems)
+    if config is None or criteria is None or problems:
         raise BindError(problems)
     try:
         with user_code(entry.name, "constructing the evaluator"):
@@ -89,7 +103,30 @@ def _bind_entry(
         raise BindError([Problem((*at, "name"), str(exc))]) from None
     ident = entry.id or (entry.name if is_registered_name(entry.name) else cls.id)
     threshold = spec.thresholds.get(ident, config.threshold)
-    return _Bound(index, cls, BoundEvaluator(spec.id, ident, evaluator, criteria, threshold))
+    rate = spec.match.sample_rate * entry.sample_rate  # nested: see BoundEvaluator
+    return _Bound(
+        index, cls, BoundEvaluator(spec.id, ident, evaluator, criteria, threshold, rate, judge)
+    )
+
+
+def _judge(
+    cls: EvaluatorClass,
+    entry: EvaluatorEntry,
+    at: Loc,
+    judges: Collection[str] | None,
+    problems: list[Problem],
+) -> str | None:
+    """The judge name of an LLM judge evaluator; ``judge:`` elsewhere is a problem."""
+    if not issubclass(cls, JudgeEvaluator):
+        if entry.judge is not None:
+            problems.append(Problem((*at, "judge"), f"{entry.name!r} is not an LLM judge"))
+        return None
+    name = entry.judge or DEFAULT_JUDGE
+    if judges is not None and name not in judges:
+        known = ", ".join(sorted(judges)) or "none"
+        message = f"no judge named {name!r} is configured (judges.endpoints: {known})"
+        problems.append(Problem((*at, "judge"), message))
+    return name
 
 
 def _config(

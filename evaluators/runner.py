@@ -25,10 +25,19 @@ from typing import Any, NamedTuple
 from evaluators.base import Evaluator
 from evaluators.registry import EvaluatorRegistry, default_registry, user_code
 from evaluators.results import BooleanResult, ErrorResult, EvaluationResult, NumericResult
+from evaluators.selectors import sampled
 from evaluators.spec_model import BoundEvaluator
 from evaluators.trajectory import Trajectory
 
-__all__ = ["ALWAYS", "BoundEvaluator", "EvaluationRunner", "Outcome", "bind_always", "verdict"]
+__all__ = [
+    "ALWAYS",
+    "BoundEvaluator",
+    "EvaluationRunner",
+    "Outcome",
+    "bind_always",
+    "due",
+    "verdict",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -46,6 +55,11 @@ class Outcome(NamedTuple):
     result: EvaluationResult
     passed: bool | None
     duration_s: float
+
+
+def due(bound: BoundEvaluator, trajectory: Trajectory) -> bool:
+    """Whether ``bound`` runs on ``trajectory``: its sample rate, decided by trace id."""
+    return sampled(trajectory.trace_id, bound.sample_rate)
 
 
 def verdict(
@@ -83,8 +97,11 @@ class EvaluationRunner:
         self._logged: set[tuple[str | None, str]] = set()
 
     def run(self, trajectory: Trajectory, bound: Sequence[BoundEvaluator]) -> list[Outcome]:
-        """One ``Outcome`` per bound evaluator, in order. Never raises for evaluator faults."""
-        return [self.run_one(trajectory, item) for item in bound]
+        """One ``Outcome`` per bound evaluator that is ``due`` (sampled), in order.
+
+        Never raises for evaluator faults.
+        """
+        return [self.run_one(trajectory, item) for item in bound if due(item, trajectory)]
 
     def run_one(self, trajectory: Trajectory, bound: BoundEvaluator) -> Outcome:
         """Evaluate, time and judge one bound evaluator."""

@@ -14,7 +14,7 @@ leaves the previous set in use.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -73,9 +73,17 @@ class SpecError(Exception):
         self.problems = list(problems)
 
 
-def load_spec(path: str | Path, *, registry: EvaluatorRegistry | None = None) -> Spec:
-    """Load, validate and bind one spec file. Raises ``SpecError``."""
-    return _load(Path(path), registry)[0]
+def load_spec(
+    path: str | Path,
+    *,
+    registry: EvaluatorRegistry | None = None,
+    judges: Collection[str] | None = None,
+) -> Spec:
+    """Load, validate and bind one spec file. Raises ``SpecError``.
+
+    ``judges``: configured judge names that ``judge:`` may reference (None: unchecked).
+    """
+    return _load(Path(path), registry, judges)[0]
 
 
 def build_spec(
@@ -83,13 +91,17 @@ def build_spec(
     *,
     base_dir: Path | None = None,
     registry: EvaluatorRegistry | None = None,
+    judges: Collection[str] | None = None,
 ) -> Spec:
     """Validate and bind a spec given as data; errors carry no line. Raises ``SpecError``."""
-    return _build(data, None, base_dir, registry)
+    return _build(data, None, base_dir, registry, judges)
 
 
 def load_specs(
-    paths: Iterable[str | Path], *, registry: EvaluatorRegistry | None = None
+    paths: Iterable[str | Path],
+    *,
+    registry: EvaluatorRegistry | None = None,
+    judges: Collection[str] | None = None,
 ) -> SpecSet:
     """Load spec files and directories (their ``*.yaml|yml|json``, sorted, not recursive).
 
@@ -100,7 +112,7 @@ def load_specs(
     problems: list[SpecProblem] = []
     for path in _expand(paths, problems):
         try:
-            loaded.append(_load(path, registry))
+            loaded.append(_load(path, registry, judges))
         except SpecError as exc:
             problems.extend(exc.problems)
     problems.extend(_duplicate_ids(loaded))
@@ -142,12 +154,14 @@ class SpecSet:
         return [bound for spec in self.matching(trajectory) for bound in spec.bound]
 
 
-def _load(path: Path, registry: EvaluatorRegistry | None) -> tuple[Spec, Document]:
+def _load(
+    path: Path, registry: EvaluatorRegistry | None, judges: Collection[str] | None
+) -> tuple[Spec, Document]:
     try:
         document = read_document(path)
     except DocumentError as exc:
         raise SpecError([SpecProblem(path, exc.line, None, exc.message)]) from None
-    return _build(document.data, document, path.resolve().parent, registry), document
+    return _build(document.data, document, path.resolve().parent, registry, judges), document
 
 
 def _build(
@@ -155,6 +169,7 @@ def _build(
     document: Document | None,
     base_dir: Path | None,
     registry: EvaluatorRegistry | None,
+    judges: Collection[str] | None = None,
 ) -> Spec:
     if not isinstance(data, Mapping):
         problem = Problem((), "expected a mapping (id, match, reference, evaluators, …)")
@@ -164,7 +179,7 @@ def _build(
     except ValidationError as exc:
         raise _spec_error(from_validation_error(exc), document) from None
     try:
-        bound = bind_spec(spec, registry or default_registry(), base_dir)
+        bound = bind_spec(spec, registry or default_registry(), base_dir, judges)
     except BindError as exc:
         raise _spec_error(exc.problems, document) from None
     spec.attach(bound, document.path if document is not None else None)

@@ -23,7 +23,10 @@ class BoundEvaluator(NamedTuple):
     """An evaluator ready to run: built with its config, criteria resolved.
 
     ``spec_id`` is None for evaluators that run on every trace without a spec.
-    ``threshold`` None means a numeric result gets no verdict.
+    ``threshold`` None means a numeric result gets no verdict. ``sample_rate`` is
+    the share of *all* traces this evaluator runs on, decided by trace id (the
+    spec's rate times the entry's: see ``evaluators.selectors.sampled``).
+    ``judge`` names the configured LLM judge of a judge evaluator, else None.
     """
 
     spec_id: str | None
@@ -31,6 +34,8 @@ class BoundEvaluator(NamedTuple):
     evaluator: Evaluator[Any, Any]
     criteria: Criteria
     threshold: float | None
+    sample_rate: float = 1.0
+    judge: str | None = None
 
 
 class EvaluatorEntry(BaseModel):
@@ -39,6 +44,9 @@ class EvaluatorEntry(BaseModel):
     ``name`` is an evaluator reference (see ``evaluators.registry``). ``id``
     names this use of it (thresholds and results are keyed by it); by default
     the registered name, or the class's ``id`` for ``file://`` / ``module:Class``.
+    ``sample_rate`` is the share of the spec's matching traces this evaluator
+    runs on (by trace id: replays make the same choice). ``judge`` names the
+    configured LLM judge of a judge evaluator (default ``default``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
@@ -47,6 +55,8 @@ class EvaluatorEntry(BaseModel):
     id: str | None = Field(default=None, pattern=IDENTIFIER)
     config: dict[str, Any] = Field(default_factory=dict)
     criteria: dict[str, Any] = Field(default_factory=dict)
+    sample_rate: float = Field(default=1.0, ge=0.0, le=1.0)
+    judge: str | None = Field(default=None, min_length=1, pattern=IDENTIFIER)
 
     @model_validator(mode="before")
     @classmethod
