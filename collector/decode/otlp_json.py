@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from collector.decode.common import (
@@ -38,6 +39,10 @@ _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR
 
 class _SpanRejected(Exception):
     """A span that is well-formed JSON but semantically invalid (e.g. all-zero id)."""
+
+
+class _SpanSkipped(Exception):
+    """A valid span that the caller's ``keep`` filter does not want."""
 
 
 def _hex_id(value: Any, size: int, field: str, *, optional: bool = False) -> bytes:
@@ -72,8 +77,11 @@ def _enum(value: Any, names: dict[str, int]) -> int:
 class _Walker:
     """Turns one parsed OTLP/JSON document into spans; holds per-request counters."""
 
-    def __init__(self, selector: AttributeSelector) -> None:
+    def __init__(
+        self, selector: AttributeSelector, keep: Callable[[bytes], bool] | None = None
+    ) -> None:
         self.selector = selector
+        self.keep = keep
         self.truncated = 0
 
     def value(self, value: Any) -> AttrValue:
@@ -129,6 +137,8 @@ class _Walker:
         parent_id = _hex_id(raw.get("parentSpanId"), SPAN_ID_BYTES, "parentSpanId", optional=True)
         if trace_id == _ZERO_TRACE_ID or span_id == _ZERO_SPAN_ID:
             raise _SpanRejected("span with an all-zero trace_id or span_id")
+        if self.keep is not None and not self.keep(trace_id):
+            raise _SpanSkipped
         status = raw.get("status") or {}
         events = raw.get("events")
         return Span(
@@ -154,14 +164,20 @@ class _Walker:
         return Resource(service if isinstance(service, str) else "unknown_service", attributes)
 
 
-def decode_json_document(document: Any, selector: AttributeSelector = KEEP_ALL) -> DecodedBatch:
+def decode_json_document(
+    document: Any,
+    selector: AttributeSelector = KEEP_ALL,
+    *,
+    keep: Callable[[bytes], bool] | None = None,
+) -> DecodedBatch:
     """Decode an already-parsed OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData``.
 
     Raises ``DecodeError`` naming the JSON path of the first malformed element.
+    ``keep`` filters spans by trace id, as in ``decode_protobuf``.
     """
     if not isinstance(document, dict):
         raise DecodeError("the top level must be a JSON object with resourceSpans")
-    walker = _Walker(selector)
+    walker = _Walker(selector, keep)
     spans: list[Span] = []
     rejected = 0
     message = ""
@@ -175,16 +191,25 @@ def decode_json_document(document: Any, selector: AttributeSelector = KEEP_ALL) 
                 for k, raw in enumerate(scope_spans.get("spans") or ()):
                     path = f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]"
                     try:
-                        spans.append(walker.span(raw, resource, scope_name))
+                        span = walker.span(raw, resource, scope_name)
                     except _SpanRejected as exc:
                         rejected += 1
                         message = message or str(exc)
+                    except _SpanSkipped:
+                        pass
+                    else:
+                        spans.append(span)
     except (TypeError, ValueError, KeyError, AttributeError, binascii.Error) as exc:
         raise DecodeError(f"{path}: {exc}") from exc
     return DecodedBatch(spans, rejected, message, walker.truncated)
 
 
-def decode_json(data: bytes | str, selector: AttributeSelector = KEEP_ALL) -> DecodedBatch:
+def decode_json(
+    data: bytes | str,
+    selector: AttributeSelector = KEEP_ALL,
+    *,
+    keep: Callable[[bytes], bool] | None = None,
+) -> DecodedBatch:
     """Decode an OTLP/JSON request body.
 
     Raises ``DecodeError`` for invalid JSON or a malformed document (the message
@@ -194,4 +219,4 @@ def decode_json(data: bytes | str, selector: AttributeSelector = KEEP_ALL) -> De
         document = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError(f"not valid JSON: {exc}") from exc
-    return decode_json_document(document, selector)
+    return decode_json_document(document, selector, keep=keep)

@@ -6,6 +6,7 @@ want is never turned into a Python object, which is where decoding time goes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
@@ -42,9 +43,12 @@ class _Truncations:
 
 
 def _value(value: Any, cuts: _Truncations) -> AttrValue:
+    text = value.string_value
+    if text:  # non-empty: the oneof holds a string (other members read as "")
+        return cuts.cut(text)
     which = value.WhichOneof("value")
     if which == "string_value":
-        return cuts.cut(value.string_value)
+        return text
     if which == "int_value":
         return int(value.int_value)
     if which == "bool_value":
@@ -63,13 +67,16 @@ def _value(value: Any, cuts: _Truncations) -> AttrValue:
 def _selected(kvs: Any, selector: AttributeSelector, cuts: _Truncations) -> dict[str, AttrValue]:
     if selector.keep_all:
         return {kv.key: _value(kv.value, cuts) for kv in kvs}
-    # The selector test is inlined: a method call per attribute costs more than the test.
-    keys, prefixes = selector.keys, selector.prefixes
+    # The selector test and the string case are inlined: a function call per
+    # attribute costs more than either, and most values are short strings.
+    keys, prefixes, limit = selector.keys, selector.prefixes, cuts.limit
     out: dict[str, AttrValue] = {}
     for kv in kvs:
         key = kv.key
         if key in keys or key.startswith(prefixes):
-            out[key] = _value(kv.value, cuts)
+            value = kv.value
+            text = value.string_value  # "" unless the oneof holds a non-empty string
+            out[key] = text if text and len(text) <= limit else _value(value, cuts)
     return out
 
 
@@ -98,11 +105,19 @@ def _invalid_ids(trace_id: bytes, span_id: bytes, parent_id: bytes) -> str | Non
     return None
 
 
-def decode_protobuf(data: bytes, selector: AttributeSelector = KEEP_ALL) -> DecodedBatch:
+def decode_protobuf(
+    data: bytes,
+    selector: AttributeSelector = KEEP_ALL,
+    *,
+    keep: Callable[[bytes], bool] | None = None,
+) -> DecodedBatch:
     """Decode a binary ``ExportTraceServiceRequest`` / ``TracesData``.
 
     Raises ``DecodeError`` if ``data`` is not a valid protobuf message. Spans with
     empty or malformed ids are rejected individually and counted in the batch.
+    ``keep``, if given, is asked with each valid span's trace id; spans it refuses
+    are skipped before their attributes are converted, and not counted (replay
+    workers each take a share of the traces this way).
     """
     try:
         request = ExportTraceServiceRequest.FromString(data)
@@ -122,6 +137,8 @@ def decode_protobuf(data: bytes, selector: AttributeSelector = KEEP_ALL) -> Deco
                 if problem is not None:
                     rejected += 1
                     message = message or problem
+                    continue
+                if keep is not None and not keep(trace_id):
                     continue
                 status = span.status
                 spans.append(
