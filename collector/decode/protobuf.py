@@ -43,7 +43,7 @@ class _Truncations:
 
 
 def _value(value: Any, cuts: _Truncations) -> AttrValue:
-    text = value.string_value
+    text: str = value.string_value
     if text:  # non-empty: the oneof holds a string (other members read as "")
         return cuts.cut(text)
     which = value.WhichOneof("value")
