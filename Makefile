@@ -26,12 +26,12 @@ run: $(STAMP)  ## start the daemon on the default config (OTLP :4317/:4318, admi
 test: lint typecheck unit  ## lint, type-check and run the whole test suite
 
 lint: $(STAMP)  ## ruff lint + format check
-	$(BIN)/ruff check collector evaluators tests benchmarks
-	$(BIN)/ruff format --check collector evaluators tests benchmarks
+	$(BIN)/ruff check collector evaluators tests benchmarks deploy
+	$(BIN)/ruff format --check collector evaluators tests benchmarks deploy
 
 format: $(STAMP)  ## apply ruff formatting and safe fixes
-	$(BIN)/ruff check --fix collector evaluators tests benchmarks
-	$(BIN)/ruff format collector evaluators tests benchmarks
+	$(BIN)/ruff check --fix collector evaluators tests benchmarks deploy
+	$(BIN)/ruff format collector evaluators tests benchmarks deploy
 
 typecheck: $(STAMP)  ## mypy --strict on the packages
 	$(BIN)/mypy
