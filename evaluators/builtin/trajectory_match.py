@@ -3,8 +3,9 @@
 The *predicted* trajectory is the executed steps of the configured kinds
 (``step_kinds``, default tools only); a call the model requested but that never
 ran does not count. The *reference* is the criteria's ``trajectory``. A
-reference item matches a step per ``evaluators.matching.call_matcher``: same
-name and kind, and arguments per the ``args`` mode.
+reference item matches a step per ``evaluators.argmatch.matcher_for``: same
+name and kind, and arguments per the ``args`` setting (a shorthand mode, or a
+mapping: subset / superset, ignored keys, regex, tolerance, per-tool overrides).
 
 Scores:
 
@@ -26,12 +27,11 @@ from typing import Any
 
 from pydantic import Field
 
+from evaluators.argmatch import ArgsSetting, matcher_for
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
 from evaluators.matching import (
-    ArgsMode,
     CallMatcher,
     Pairs,
-    call_matcher,
     called_steps,
     exact_sequence,
     explain,
@@ -54,7 +54,7 @@ class TrajectoryMatchConfig(EvaluatorConfig):
     """Which steps form the trajectory and how arguments are compared."""
 
     step_kinds: tuple[StepKind, ...] = Field(default=(StepKind.TOOL,), min_length=1)
-    args: ArgsMode = "auto"
+    args: ArgsSetting = "auto"  # auto | exact | ignore, or an args mapping (evaluators.argmatch)
 
 
 class BinaryMatchConfig(TrajectoryMatchConfig):
@@ -71,7 +71,7 @@ class _TrajectoryEvaluator(Evaluator[TrajectoryCriteria, TrajectoryMatchConfig])
 
     def __init__(self, config: TrajectoryMatchConfig) -> None:
         super().__init__(config)
-        self.matches: CallMatcher = call_matcher(config.args)
+        self.matches: CallMatcher = matcher_for(config.args)
 
     def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> NumericResult:
         predicted = called_steps(trajectory, self.config.step_kinds)

@@ -1,0 +1,63 @@
+"""Plumbing shared by the built-ins that compare a trajectory with a reference.
+
+The *predicted* trajectory is the executed steps of ``step_kinds`` (the spec's,
+by default tools only); the reference is the criteria's ``trajectory``; one
+reference item matches one step per the ``args`` setting (see
+``evaluators.argmatch``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evaluators.argmatch import matcher_for
+from evaluators.base import Evaluator
+from evaluators.builtin.trajectory_match import TrajectoryCriteria, TrajectoryMatchConfig
+from evaluators.matching import CallMatcher, Pairs, called_steps, summarize
+from evaluators.reference import ExpectedStep
+from evaluators.results import EvaluationResult
+from evaluators.trajectory import Step, Trajectory
+
+ReferenceConfig = TrajectoryMatchConfig
+"""``step_kinds`` and ``args``: the config of every reference-trajectory evaluator."""
+
+
+class ReferenceEvaluator(Evaluator[TrajectoryCriteria, ReferenceConfig]):
+    """Select the predicted steps, build the matcher once, delegate to ``judge``."""
+
+    criteria_model = TrajectoryCriteria
+    config_model = ReferenceConfig
+
+    def __init__(self, config: ReferenceConfig) -> None:
+        super().__init__(config)
+        self.matches: CallMatcher = matcher_for(config.args)
+
+    def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> EvaluationResult:
+        predicted = called_steps(trajectory, self.config.step_kinds)
+        return self.judge(criteria.trajectory, predicted)
+
+    def judge(
+        self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]
+    ) -> EvaluationResult:
+        """Judge ``predicted`` against ``reference``."""
+        raise NotImplementedError
+
+
+def match_details(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: Pairs
+) -> dict[str, Any]:
+    """Both trajectories as labels, the matched index pairs, and what was left over."""
+    summary = summarize(reference, predicted, pairs)
+    return {
+        "reference": [item.label() for item in reference],
+        "predicted": [step.name for step in predicted],
+        "matched": [list(pair) for pair in pairs],
+        "missing": summary.missing,
+        "extra": summary.extra,
+    }
+
+
+def ratio(part: float, whole: int, empty: float) -> float:
+    """``part / whole``, or ``empty`` when ``whole`` is 0."""
+    return part / whole if whole else empty
