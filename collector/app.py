@@ -16,6 +16,7 @@ from collector.sinks import ResultSink
 from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.sinks.metrics import MetricsSink
 from collector.sinks.otlp import OtlpSink
+from collector.spec_watch import Fingerprint, fingerprint
 from collector.telemetry import Telemetry
 from evaluators.judges.settings import JudgeKeyError
 from evaluators.judges.setup import start_worker
@@ -30,7 +31,11 @@ class ActiveSpecs:
     """The spec set in force. ``reload`` swaps it whole, or keeps the old one on error.
 
     Readers call the instance (``specs()``) once per trace and so see the old set
-    or the new one, never a mix; in-flight traces are unaffected by a reload.
+    or the new one, never a mix; in-flight traces are unaffected by a reload (the
+    assembler holds spans, not specs: a trace is judged by the set in force when
+    it completes). ``reload_if_changed`` reloads only when a spec file, a file
+    matching the ``specs`` globs, or a dataset of the active specs changed since
+    the last load (failed loads included: a broken file is reported once).
     """
 
     def __init__(self, config: Config, telemetry: Telemetry) -> None:
@@ -38,7 +43,9 @@ class ActiveSpecs:
         self._telemetry = telemetry
         self._lock = threading.Lock()
         self._judges = tuple(config.judges.endpoints)  # `judge:` references are checked
+        before = fingerprint(config.spec_paths())
         self._current = load_specs(config.spec_paths(), judges=self._judges)  # errors propagate
+        self._seen = self._with_sources(before, self._current)
         telemetry.specs_loaded.set(len(self._current))
 
     def __call__(self) -> SpecSet:
@@ -47,19 +54,36 @@ class ActiveSpecs:
     def reload(self) -> bool:
         """Load the spec files again; on any error keep the active set and return False."""
         with self._lock:
+            before = self._fingerprint()
             try:
                 fresh = load_specs(self._config.spec_paths(), judges=self._judges)
             except SpecError as exc:
+                self._seen = before
                 self._telemetry.config_reloads.labels("failure").inc()
                 log.error(
                     "spec reload failed, keeping the %d active specs: %s", len(self._current), exc
                 )
                 return False
-            self._current = fresh
+            self._current, self._seen = fresh, self._with_sources(before, fresh)
         self._telemetry.config_reloads.labels("success").inc()
         self._telemetry.specs_loaded.set(len(fresh))
         log.info("specs reloaded: %d active", len(fresh))
         return True
+
+    def reload_if_changed(self) -> bool | None:
+        """``reload()`` if a watched file changed since the last load, else None."""
+        if self._fingerprint() == self._seen:
+            return None
+        log.info("spec files changed, reloading")
+        return self.reload()
+
+    def _fingerprint(self) -> Fingerprint:
+        return fingerprint([*self._config.spec_paths(), *self._current.sources])
+
+    @staticmethod
+    def _with_sources(before: Fingerprint, specs: SpecSet) -> Fingerprint:
+        """``before`` plus the files of ``specs`` it did not cover (new datasets)."""
+        return {**fingerprint(p for p in specs.sources if p not in before), **before}
 
 
 def build_telemetry(config: Config) -> Telemetry:

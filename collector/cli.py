@@ -1,9 +1,10 @@
-"""The ``evald`` command: ``serve``, ``check``, ``replay``, ``compare``.
+"""The ``evald`` command: ``serve``, ``check``, ``replay``, ``compare``, ``evaluator``.
 
 Exit codes: 0 success (replay: every gate check held); 1 a gate check failed
-(replay) or the config/specs are invalid (check, serve); 2 usage or input errors
-(replay, compare: also a bad config or spec, unreadable or corrupt input with
-``--strict``).
+(replay), the config/specs are invalid (check, serve) or an evaluator failed
+its check (evaluator check); 2 usage or input errors (replay, compare: also a
+bad config or spec, unreadable or corrupt input with ``--strict``; evaluator:
+bad name, missing file).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from collector import cli_compare, cli_replay
+from collector import cli_compare, cli_evaluator, cli_replay
 from collector.compare import CompareInputError
 from collector.config import Config, ConfigError, load_config
 from collector.files import TraceFileError
@@ -59,6 +60,15 @@ def _parser() -> argparse.ArgumentParser:
         "and a two-sided exact binomial p-value, per spec and evaluator.",
     )
     cli_compare.add_arguments(compare)
+
+    evaluator = commands.add_parser(
+        "evaluator",
+        help="scaffold a custom evaluator, or validate one",
+        description="`new NAME` writes a working evaluator file from a template; "
+        "`check FILE[:Class]` validates it and prints its criteria/config JSON Schema. "
+        "Exit code 0: OK; 1: the evaluator has problems; 2: usage error.",
+    )
+    cli_evaluator.add_arguments(evaluator)
     return parser
 
 
@@ -101,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "compare":
             return cli_compare.run(args)
+        if args.command == "evaluator":
+            return cli_evaluator.run(args)
         config = _load(args)
         if args.command == "serve":
             return _serve(config)
@@ -124,11 +136,12 @@ def _serve(config: Config) -> int:
 def _check(config: Config) -> int:
     from evaluators.spec import load_specs  # noqa: PLC0415
 
-    specs = load_specs(config.spec_paths())
+    specs = load_specs(config.spec_paths(), judges=tuple(config.judges.endpoints))
     print(f"config OK: {len(specs)} spec(s) loaded")
     for spec in specs:
         names = ", ".join(bound.id for bound in spec.bound)
-        print(f"  {spec.id}: {names}")
+        cases = f" (dataset: {spec.cases} items)" if spec.dataset is not None else ""
+        print(f"  {spec.id}: {names}{cases}")
     return EXIT_OK
 
 

@@ -246,6 +246,9 @@ class Config(_Section):
     assembly: Assembly = Assembly()
     pipeline: Pipeline = Pipeline()
     specs: list[str] = Field(default_factory=list, description="spec files or globs")
+    specs_watch_interval: Duration = Field(
+        default=2.0, description="poll spec and dataset files for changes; 0: SIGHUP only"
+    )
     evaluation: Evaluation = Evaluation()
     outputs: Outputs = Outputs()
     telemetry: TelemetrySettings = TelemetrySettings()

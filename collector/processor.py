@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from collector.model import Trace
@@ -32,8 +33,11 @@ class TraceProcessor:
 
     ``specs`` is called once per trace so that a reload takes effect on the next
     trace without locking. ``always`` are the evaluators run on every trace
-    without a spec (``evaluation.always``: latency, failure). Never raises: a
-    trace that cannot be normalised and a failing sink are logged and counted.
+    without a spec (``evaluation.always``: latency, failure). A dataset spec runs
+    the evaluators of the trace's item; a trace it matches but no item does is
+    counted (``evald_dataset_unmatched_traces_total{spec}``, and a log line per
+    spec on ``close``). Never raises: a trace that cannot be normalised and a
+    failing sink are logged and counted.
 
     Sinks are called under one lock: judge results arrive on the judge thread
     while the evaluation thread writes the next trace.
@@ -63,6 +67,7 @@ class TraceProcessor:
         self._judge_drain_timeout = judge_drain_timeout
         self._sink_lock = threading.Lock()
         self._normalize_failures_logged = 0
+        self._unmatched: Counter[str] = Counter()
 
     def process(self, trace: Trace) -> list[Outcome] | None:
         """Evaluate ``trace``; returns its outcomes, or None if it could not be normalised.
@@ -92,6 +97,9 @@ class TraceProcessor:
         then close every sink and the runner; safe to call twice."""
         if self._judges is not None:
             self._judges.close(self._judge_drain_timeout if timeout is None else timeout)
+        for spec_id, count in sorted(self._unmatched.items()):
+            log.info("spec %s: %d trace(s) matched no item of its dataset", spec_id, count)
+        self._unmatched.clear()
         for sink in self._sinks:
             try:
                 sink.close()
@@ -100,8 +108,15 @@ class TraceProcessor:
         self._runner.close()
 
     def _bound(self, trajectory: Trajectory) -> list[BoundEvaluator]:
-        specs = self._specs().matching(trajectory)
-        return [*self._always, *(bound for spec in specs for bound in spec.bound)]
+        bound = list(self._always)
+        for spec in self._specs().matching(trajectory):
+            chosen = spec.evaluators_for(trajectory)
+            if chosen is None:
+                self._unmatched[spec.id] += 1
+                self._telemetry.dataset_unmatched.labels(spec.id).inc()
+            else:
+                bound.extend(chosen)
+        return bound
 
     def _split(
         self, bound: Sequence[BoundEvaluator], trajectory: Trajectory

@@ -3,7 +3,8 @@
 Start order is downstream first (evaluation thread, completion timer, admin, then
 receivers) so every stage drains into a live consumer; shutdown is the reverse:
 stop accepting, release and evaluate every held trace, close sinks, then admin.
-Signal handlers are installed before readiness is announced.
+Signal handlers are installed before readiness is announced. Specs reload on
+SIGHUP and, every ``specs_watch_interval``, when their files changed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collector.config import Config
 from collector.pipeline import Pipeline
 from collector.receivers.grpc import GrpcReceiver
 from collector.receivers.http import HttpReceiver
+from collector.spec_watch import SpecWatcher
 from collector.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ class Daemon:
         self.config = config
         self.telemetry = telemetry or build_telemetry(config)
         self.specs = ActiveSpecs(config, self.telemetry)
+        self.spec_watch = SpecWatcher(self.specs.reload_if_changed, config.specs_watch_interval)
         self._processor = build_processor(
             config, self.specs, build_sinks(config, self.telemetry), self.telemetry
         )
@@ -67,11 +70,13 @@ class Daemon:
             await self.grpc.start()
         if self.config.receivers.otlp.http.enabled:
             await self.http.start()
+        await self.spec_watch.start()
         self._started = True
 
     async def shutdown(self) -> bool:
         """Graceful stop within ``shutdown.grace``; False if traces had to be dropped."""
         self._stopping = True
+        await self.spec_watch.shutdown()
         grace = self.config.shutdown.grace
         deadline = time.monotonic() + grace
         receiver_grace = grace / 4  # in-flight exports; the rest is for evaluation

@@ -209,6 +209,12 @@ class Telemetry:
             registry=r,
         )  # fmt: skip
         self.specs_loaded = Gauge("evald_specs_loaded", "Specs currently active", registry=r)
+        self.dataset_unmatched = Counter(
+            "evald_dataset_unmatched_traces",
+            "Traces a dataset spec matched but none of its items did (not evaluated by it)",
+            ["spec"],
+            registry=r,
+        )
         # --- cardinality guard -----------------------------------------------------------
         self.label_overflow = Counter(
             "evald_label_overflow",

@@ -9,17 +9,22 @@ Example::
 
     class MaxTools(Evaluator[MaxToolsCriteria, EvaluatorConfig]):
         id = "max_tools"
-        criteria_model = MaxToolsCriteria
-        config_model = EvaluatorConfig
 
         def evaluate(self, trajectory, criteria):
             return BooleanResult(value=len(trajectory.tool_calls) <= criteria.limit)
+
+``criteria_model`` and ``config_model`` default to the class's type parameters
+(``MaxToolsCriteria``, ``EvaluatorConfig`` above); setting them explicitly is
+allowed, and the registry rejects a class whose models disagree with its type
+parameters (see ``declared_models``).
 """
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Awaitable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,6 +75,15 @@ class Evaluator(Generic[CriteriaT, ConfigT]):
     higher_is_better: ClassVar[bool] = True
     description: ClassVar[str] = ""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Take ``criteria_model`` / ``config_model`` from ``Evaluator[C, K]`` when not set."""
+        super().__init_subclass__(**kwargs)
+        criteria, config = declared_models(cls, own_bases_only=True)
+        if "criteria_model" not in cls.__dict__ and _is_model(criteria, Criteria):
+            cls.criteria_model = criteria
+        if "config_model" not in cls.__dict__ and _is_model(config, EvaluatorConfig):
+            cls.config_model = config
+
     def __init__(self, config: ConfigT) -> None:
         self.config = config
 
@@ -96,3 +110,64 @@ class Evaluator(Generic[CriteriaT, ConfigT]):
         # ``config_model`` is a ClassVar, so its tie to ConfigT cannot be typed.
         validated: Any = cls.config_model.model_validate(config or {})
         return cls(validated)
+
+
+def declared_models(cls: type, *, own_bases_only: bool = False) -> tuple[Any, Any]:
+    """The (criteria, config) type arguments ``cls`` gives ``Evaluator`` (or a generic subclass).
+
+    The nearest parametrised base in the MRO wins (only ``cls``'s own bases with
+    ``own_bases_only``). An argument that is still a type variable, or a base
+    whose parameters are not ``CriteriaT`` / ``ConfigT``, gives None.
+    """
+    owners = [cls] if own_bases_only else list(cls.__mro__)
+    for owner in owners:
+        for base in owner.__dict__.get("__orig_bases__", ()):
+            origin = get_origin(base)
+            if isinstance(origin, type) and issubclass(origin, Evaluator):
+                names = getattr(origin, "__parameters__", ())
+                params = dict(zip(names, get_args(base), strict=False))
+                criteria, config = params.get(CriteriaT), params.get(ConfigT)
+                if criteria is not None or config is not None:
+                    return _concrete(criteria), _concrete(config)
+    return None, None
+
+
+def type_inconsistency(cls: type[Evaluator[Any, Any]]) -> str | None:
+    """Why ``cls``'s models disagree with its type parameters or ``evaluate``, or None.
+
+    ``class E(Evaluator[A, K])`` with ``criteria_model = B`` would hand ``evaluate``
+    a ``B`` where its author expects an ``A``; the registry rejects it at load.
+    """
+    criteria, config = declared_models(cls)
+    for attribute, declared in (("criteria_model", criteria), ("config_model", config)):
+        model = getattr(cls, attribute)
+        if isinstance(declared, type) and not issubclass(model, declared):
+            return (
+                f"type inconsistency in {cls.__name__}: {attribute} is {model.__name__} but "
+                f"the class is declared over {declared.__name__} (Evaluator[criteria, config])"
+            )
+    annotated = _annotated_criteria(cls)
+    if isinstance(annotated, type) and not issubclass(cls.criteria_model, annotated):
+        return (
+            f"type inconsistency in {cls.__name__}: evaluate() takes criteria of type "
+            f"{annotated.__name__} but criteria_model is {cls.criteria_model.__name__}"
+        )
+    return None
+
+
+def _annotated_criteria(cls: type[Evaluator[Any, Any]]) -> object:
+    """The annotation of ``evaluate``'s criteria parameter, or None if unknown."""
+    try:
+        parameters = list(inspect.signature(cls.evaluate).parameters.values())
+        hints = typing.get_type_hints(cls.evaluate)
+    except (NameError, TypeError, ValueError):  # unresolvable string annotations: no check
+        return None
+    return hints.get(parameters[2].name) if len(parameters) > 2 else None
+
+
+def _concrete(arg: Any) -> Any:
+    return None if isinstance(arg, TypeVar) or arg is Any else arg
+
+
+def _is_model(value: Any, base: type) -> bool:
+    return isinstance(value, type) and issubclass(value, base)

@@ -115,19 +115,24 @@ def maximum_matching(
         [j for j, step in enumerate(predicted) if matches(item, step)] for item in reference
     ]
     owner: dict[int, int] = {}  # predicted index -> reference index
-
-    def assign(i: int, seen: set[int]) -> bool:
-        for j in candidates[i]:
-            if j not in seen:
-                seen.add(j)
-                if j not in owner or assign(owner[j], seen):
-                    owner[j] = i
-                    return True
-        return False
-
     for i in range(len(reference)):
-        assign(i, set())
+        _augment(i, candidates, owner, set())
     return sorted((i, j) for j, i in owner.items())
+
+
+def _augment(i: int, candidates: list[list[int]], owner: dict[int, int], seen: set[int]) -> bool:
+    """Find reference item ``i`` a step, moving earlier items along an augmenting path.
+
+    A module function rather than a closure: a recursive closure references itself
+    through its cell, a reference cycle per call that only the GC can free.
+    """
+    for j in candidates[i]:
+        if j not in seen:
+            seen.add(j)
+            if j not in owner or _augment(owner[j], candidates, owner, seen):
+                owner[j] = i
+                return True
+    return False
 
 
 class MatchSummary(NamedTuple):

@@ -9,9 +9,13 @@ A reference is one of:
   directory (a spec's directory) unless absolute;
 - ``package.module:ClassName``: an importable module.
 
+- ``langchain:<module or file reference>``: a LangChain ``AgentTrajectoryEvaluator``
+  subclass, wrapped by ``evaluators.langchain`` (needs ``langchain-classic``).
+
 Every resolved class is validated (subclass of ``Evaluator``, non-empty ``id``,
-criteria / config models of the right bases, ``evaluate`` implemented) and
-cached, so two specs naming the same file share one module and one class.
+criteria / config models of the right bases and consistent with the class's type
+parameters and ``evaluate`` annotation, ``evaluate`` implemented) and cached, so
+two specs naming the same file share one module and one class.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.base import Criteria, Evaluator, EvaluatorConfig, type_inconsistency
 
 ENTRY_POINT_GROUP = "evald.evaluators"
 FILE_SCHEME = "file://"
+LANGCHAIN_SCHEME = "langchain:"
 _FILE_MODULE_PREFIX = "_evald_file"
 
 EvaluatorClass = type[Evaluator[Any, Any]]
@@ -80,6 +85,9 @@ def validate_evaluator_class(obj: object, reference: str) -> EvaluatorClass:
     _require_subclass(reference, obj, "config_model", EvaluatorConfig)
     if obj.evaluate is Evaluator.evaluate:
         raise EvaluatorLoadError(reference, f"{obj.__name__} does not implement evaluate()")
+    inconsistency = type_inconsistency(obj)
+    if inconsistency is not None:
+        raise EvaluatorLoadError(reference, inconsistency)
     return obj
 
 
@@ -123,13 +131,23 @@ class EvaluatorRegistry:
                 )
             return self._classes[key]
 
+    def load(self, reference: str, base_dir: Path | None = None) -> object:
+        """What ``reference`` names, unvalidated and uncached (for ``evald evaluator check``,
+        which reports what is wrong with it). Raises ``EvaluatorLoadError``."""
+        return self._load(reference.strip(), base_dir)
+
     def _cache_key(self, reference: str, base_dir: Path | None) -> str:
+        if reference.startswith(LANGCHAIN_SCHEME):
+            inner = reference[len(LANGCHAIN_SCHEME) :].strip()
+            return LANGCHAIN_SCHEME + self._cache_key(inner, base_dir)
         if reference.startswith(FILE_SCHEME):
             path, attr = _split_target(reference, reference[len(FILE_SCHEME) :])
             return f"{FILE_SCHEME}{_resolve_path(path, base_dir)}:{attr}"
         return reference
 
     def _load(self, reference: str, base_dir: Path | None) -> object:
+        if reference.startswith(LANGCHAIN_SCHEME):
+            return _load_langchain(reference, base_dir)
         if is_registered_name(reference):
             return self._load_registered(reference)
         if reference.startswith(FILE_SCHEME):
@@ -191,6 +209,22 @@ def _attribute(reference: str, module: ModuleType, attr: str) -> object:
     return obj
 
 
+def _load_langchain(reference: str, base_dir: Path | None) -> object:
+    """``langchain:<file:// or module:Class>`` → an ``Evaluator`` wrapping that class."""
+    inner = reference[len(LANGCHAIN_SCHEME) :].strip()
+    if is_registered_name(inner):
+        raise EvaluatorLoadError(
+            reference, "expected langchain:package.module:Class or langchain:file://path.py:Class"
+        )
+    if inner.startswith(FILE_SCHEME):
+        target = _load_from_file(inner, base_dir)
+    else:
+        target = _load_from_module(inner)
+    from evaluators.langchain import adapt  # noqa: PLC0415 - langchain is optional
+
+    return adapt(target, reference)
+
+
 def _load_from_module(reference: str) -> object:
     module_name, attr = _split_target(reference, reference)
     with user_code(reference, f"importing module {module_name!r}"):
@@ -204,6 +238,18 @@ def _load_from_file(reference: str, base_dir: Path | None) -> object:
     if not path.is_file():
         raise EvaluatorLoadError(reference, f"file not found: {path}")
     return _attribute(reference, _file_module(reference, path), attr)
+
+
+def import_file(path: Path) -> ModuleType:
+    """Import a Python file as the registry does (one module per resolved path).
+
+    Raises ``EvaluatorLoadError`` (referenced as ``file://<path>``).
+    """
+    resolved = path.expanduser().resolve()
+    reference = f"{FILE_SCHEME}{resolved}"
+    if not resolved.is_file():
+        raise EvaluatorLoadError(reference, f"file not found: {resolved}")
+    return _file_module(reference, resolved)
 
 
 def _file_module_name(path: Path) -> str:

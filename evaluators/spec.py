@@ -1,12 +1,15 @@
 """Loading reference specs (YAML or JSON) and picking the ones that apply to a trace.
 
 ``load_spec(path)`` parses a file, validates it (``evaluators.spec_model.Spec``,
-unknown keys rejected), compiles its regexes and binds its evaluators through
-the registry (``evaluators.binding``). ``load_specs(paths)`` loads many (files
-or directories) and rejects duplicate spec ids. Every problem becomes a
-``SpecError`` line such as::
+unknown keys rejected), compiles its regexes, binds its evaluators through
+the registry (``evaluators.binding``) and loads its dataset, if any
+(``evaluators.datasets``). ``load_specs(paths)`` loads many (files or
+directories) and rejects duplicate spec ids, and a default evaluator id that
+names different classes in two specs. Every problem becomes a ``SpecError`` line
+such as::
 
     config/specs/refund.yaml:14: evaluators[1].criteria.tool: required key missing
+    config/datasets/refunds.yaml:9: items[2].criteria.refund_issued.tool: item 'r-2': …
 
 A ``SpecSet`` is immutable: reloading builds a new one, and a failed reload
 leaves the previous set in use.
@@ -20,7 +23,8 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from evaluators.binding import BindError, bind_spec
+from evaluators.binding import BindError, BoundEntry, bind_entries, bind_spec
+from evaluators.datasets import DatasetError, dataset_path, load_dataset
 from evaluators.documents import (
     JSON_SUFFIXES,
     YAML_SUFFIXES,
@@ -116,6 +120,7 @@ def load_specs(
         except SpecError as exc:
             problems.extend(exc.problems)
     problems.extend(_duplicate_ids(loaded))
+    problems.extend(_conflicting_evaluator_ids(loaded))
     if problems:
         raise SpecError(problems)
     return SpecSet(spec for spec, _ in loaded)
@@ -142,6 +147,11 @@ class SpecSet:
     def ids(self) -> tuple[str, ...]:
         return tuple(self._by_id)
 
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """Every file the specs were built from (spec and dataset files), for change watching."""
+        return tuple(path for spec in self._specs for path in spec.sources)
+
     def get(self, spec_id: str) -> Spec | None:
         return self._by_id.get(spec_id)
 
@@ -150,8 +160,13 @@ class SpecSet:
         return [spec for spec in self._specs if spec.matches(trajectory)]
 
     def bound_for(self, trajectory: Trajectory) -> list[BoundEvaluator]:
-        """The bound evaluators of every matching spec, ready for the runner."""
-        return [bound for spec in self.matching(trajectory) for bound in spec.bound]
+        """The bound evaluators of every matching spec (for a dataset spec, those of the
+        trace's item; none when no item matches), ready for the runner."""
+        return [
+            bound
+            for spec in self.matching(trajectory)
+            for bound in spec.evaluators_for(trajectory) or ()
+        ]
 
 
 def _load(
@@ -178,12 +193,36 @@ def _build(
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         raise _spec_error(from_validation_error(exc), document) from None
+    registry = registry or default_registry()
     try:
-        bound = bind_spec(spec, registry or default_registry(), base_dir, judges)
+        if spec.dataset is None:
+            spec.attach(bind_spec(spec, registry, base_dir, judges), _path(document))
+            return spec
+        entries = bind_entries(spec, registry, base_dir, judges)
     except BindError as exc:
         raise _spec_error(exc.problems, document) from None
-    spec.attach(bound, document.path if document is not None else None)
+    _attach_dataset(spec, entries, document, base_dir)
     return spec
+
+
+def _attach_dataset(
+    spec: Spec, entries: tuple[BoundEntry, ...], document: Document | None, base_dir: Path | None
+) -> None:
+    assert spec.dataset is not None
+    path = dataset_path(spec.dataset, base_dir)
+    if not path.is_file():
+        problem = Problem(("dataset", "path"), f"dataset file not found: {path}")
+        raise _spec_error([problem], document)
+    try:
+        dataset = load_dataset(spec, spec.dataset, entries, path)
+    except DatasetError as exc:
+        raise SpecError([SpecProblem(*problem) for problem in exc.problems]) from None
+    first = next(iter(dataset.cases.values()))
+    spec.attach(first, _path(document), dataset.cases, path)
+
+
+def _path(document: Document | None) -> Path | None:
+    return document.path if document is not None else None
 
 
 def _spec_error(problems: Iterable[Problem], document: Document | None) -> SpecError:
@@ -216,6 +255,32 @@ def _expand(paths: Iterable[str | Path], problems: list[SpecProblem]) -> list[Pa
 
 def _is_spec_file(path: Path) -> bool:
     return path.is_file() and path.suffix.lower() in SPEC_SUFFIXES
+
+
+def _conflicting_evaluator_ids(loaded: list[tuple[Spec, Document]]) -> list[SpecProblem]:
+    """A default evaluator id (a registered name or a class ``id``) must mean one class.
+
+    Results and metrics are labelled by evaluator id: a custom class whose ``id``
+    is ``trajectory_recall`` must not pass for the built-in one.
+    """
+    first: dict[str, tuple[type, Path]] = {}
+    problems = []
+    for spec, document in loaded:
+        for index, (entry, bound) in enumerate(zip(spec.evaluators, spec.bound, strict=True)):
+            cls = type(bound.evaluator)
+            if entry.id is not None:
+                continue
+            seen = first.setdefault(bound.id, (cls, document.path))
+            if seen[0] is not cls:
+                message = (
+                    f"evaluator id {bound.id!r} already names {seen[0].__qualname__} in "
+                    f"{seen[1]}, not {cls.__qualname__}: give this entry an `id`"
+                )
+                loc = ("evaluators", index, "name")
+                problems.append(
+                    SpecProblem(document.path, document.line_of(loc), format_loc(loc), message)
+                )
+    return problems
 
 
 def _duplicate_ids(loaded: list[tuple[Spec, Document]]) -> list[SpecProblem]:

@@ -6,12 +6,14 @@ only says what a valid spec *is*.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from evaluators.base import Criteria, Evaluator
+from evaluators.dataset_model import DatasetRef
 from evaluators.reference import Reference
 from evaluators.selectors import MatchRule
 from evaluators.trajectory import StepKind, Trajectory
@@ -68,7 +70,10 @@ class Spec(BaseModel):
     """A reference spec: which traces (``match``), what is expected, which evaluators.
 
     A ``Spec`` returned by ``evaluators.spec.load_spec`` is bound: ``bound``
-    holds its evaluators ready to run, in the order of the file.
+    holds its evaluators ready to run, in the order of the file. With a
+    ``dataset`` each item is a case with its own criteria: ``evaluators_for``
+    picks the item of a trace (``bound`` is then the first item's, which has the
+    same ids, thresholds and evaluators as every other).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -80,9 +85,12 @@ class Spec(BaseModel):
     reference: Reference = Field(default_factory=Reference)
     evaluators: tuple[EvaluatorEntry, ...] = Field(min_length=1)
     thresholds: dict[str, float | None] = Field(default_factory=dict)
+    dataset: DatasetRef | None = None
 
     _bound: tuple[BoundEvaluator, ...] = PrivateAttr(default=())
     _source: Path | None = PrivateAttr(default=None)
+    _cases: Mapping[str, tuple[BoundEvaluator, ...]] = PrivateAttr(default_factory=dict)
+    _dataset_source: Path | None = PrivateAttr(default=None)
 
     @property
     def bound(self) -> tuple[BoundEvaluator, ...]:
@@ -94,11 +102,40 @@ class Spec(BaseModel):
         """The file the spec was loaded from, if any."""
         return self._source
 
-    def attach(self, bound: tuple[BoundEvaluator, ...], source: Path | None) -> None:
-        """Record the binding; called once by the loader, before the spec is shared."""
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The files this spec was built from: the spec file and its dataset file."""
+        return tuple(path for path in (self._source, self._dataset_source) if path is not None)
+
+    @property
+    def cases(self) -> int:
+        """How many dataset items the spec has (0 without a dataset)."""
+        return len(self._cases)
+
+    def attach(
+        self,
+        bound: tuple[BoundEvaluator, ...],
+        source: Path | None,
+        cases: Mapping[str, tuple[BoundEvaluator, ...]] | None = None,
+        dataset_source: Path | None = None,
+    ) -> None:
+        """Record the binding; called once by the loader, before the spec is shared.
+
+        ``cases``: with a dataset, the bound evaluators of each item by its key.
+        """
         self._bound = bound
         self._source = source
+        self._cases = cases or {}
+        self._dataset_source = dataset_source
 
     def matches(self, trajectory: Trajectory) -> bool:
         """Whether this spec applies to ``trajectory`` (see ``MatchRule``)."""
         return self.match.matches(trajectory)
+
+    def evaluators_for(self, trajectory: Trajectory) -> tuple[BoundEvaluator, ...] | None:
+        """What runs on ``trajectory`` (a trace this spec matches): ``bound``, or with a
+        dataset the bound evaluators of its item — None when no item has its key."""
+        if self.dataset is None:
+            return self._bound
+        key = self.dataset.key_of(trajectory)
+        return None if key is None else self._cases.get(key)
