@@ -129,10 +129,24 @@ def main() -> None:
     baseline = run_baseline(args.bench_dir, args)
     evald = run_evald(args.bench_dir, args)
     base_rate, evald_rate = baseline["acked_spans_per_s"], evald["acked_spans_per_s"]
-    print(f"baseline decode-only grpcio receiver: {base_rate:,.0f} spans/s")
-    print(f"evald serve (decode → assembly → normalize → evaluate): {evald_rate:,.0f} spans/s")
+    print(f"baseline decode-only grpcio receiver: {base_rate:,.0f} spans/s{_cpu(baseline)}")
+    print(f"evald serve (decode → assembly → normalize → evaluate): {evald_rate:,.0f} spans/s"
+          f"{_cpu(evald)}")  # fmt: skip
     print(f"  traces evaluated during the run: {evald.get('evaluated_traces', 0):,.0f}")
     print(f"ratio evald / baseline: {evald_rate / base_rate:.3f}")
+    per_cpu = [r.get("acked_spans_per_target_cpu_s") for r in (evald, baseline)]
+    if all(per_cpu):  # less sensitive to other load on the receiver's CPU than the rates
+        print(f"ratio per receiver CPU-second: {per_cpu[0] / per_cpu[1]:.3f}")
+
+
+def _cpu(result: dict) -> str:
+    """The receiver's CPU use and spans per CPU-second, when loadgen could measure them."""
+    if not result.get("target_cpu_pct"):
+        return ""
+    return (
+        f" (receiver CPU {result['target_cpu_pct']:.0f} %,"
+        f" {result['acked_spans_per_target_cpu_s']:,.0f} spans per CPU-second)"
+    )
 
 
 if __name__ == "__main__":

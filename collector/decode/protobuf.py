@@ -65,15 +65,14 @@ def _value(value: Any, cuts: _Truncations) -> AttrValue:
 
 
 def _selected(kvs: Any, selector: AttributeSelector, cuts: _Truncations) -> dict[str, AttrValue]:
-    if selector.keep_all:
-        return {kv.key: _value(kv.value, cuts) for kv in kvs}
     # The selector test and the string case are inlined: a function call per
     # attribute costs more than either, and most values are short strings.
-    keys, prefixes, limit = selector.keys, selector.prefixes, cuts.limit
+    keep_all, keys, prefixes = selector.keep_all, selector.keys, selector.prefixes
+    limit = cuts.limit
     out: dict[str, AttrValue] = {}
     for kv in kvs:
         key = kv.key
-        if key in keys or key.startswith(prefixes):
+        if keep_all or key in keys or key.startswith(prefixes):
             value = kv.value
             text = value.string_value  # "" unless the oneof holds a non-empty string
             out[key] = text if text and len(text) <= limit else _value(value, cuts)

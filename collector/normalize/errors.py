@@ -16,6 +16,7 @@ TOOL_STATUS = "gen_ai.tool.status"  # Strands
 KEYS = (ERROR_TYPE, TOOL_STATUS)
 EXCEPTION_EVENT = "exception"
 _GENERIC = "error"
+_STATUS_ERROR = int(StatusCode.ERROR)  # a plain int: enum member lookups cost ~0.1 µs in 3.11
 
 
 def exception_message(span: Span) -> str | None:
@@ -31,7 +32,7 @@ def exception_message(span: Span) -> str | None:
 
 def status_error(span: Span) -> str | None:
     """The error of a span whose status is ERROR (the run-failure signal), else ``None``."""
-    if span.status_code != StatusCode.ERROR:
+    if span.status_code != _STATUS_ERROR:
         return None
     return (
         text(span.status_message)
@@ -43,10 +44,15 @@ def status_error(span: Span) -> str | None:
 
 def span_error(span: Span) -> str | None:
     """Any error the span records about itself, most specific message first."""
-    if span.status_code == StatusCode.ERROR:
+    if span.status_code == _STATUS_ERROR:
         return status_error(span)
+    if span.events:
+        found = exception_message(span)
+        if found is not None:
+            return found
+    # Runs for every step: the common no-error case is kept free of calls.
     attributes = span.attributes
-    found = (exception_message(span) if span.events else None) or text(attributes.get(ERROR_TYPE))
-    if found is None and attributes.get(TOOL_STATUS) == "error":
-        return _GENERIC
-    return found
+    error_type = attributes.get(ERROR_TYPE)
+    if isinstance(error_type, str) and error_type:
+        return error_type
+    return _GENERIC if attributes.get(TOOL_STATUS) == "error" else None

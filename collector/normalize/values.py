@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+import msgspec
+
 from collector.model import AttrValue, Span
 
 INVALID: Final = object()
@@ -19,7 +21,11 @@ INVALID: Final = object()
 # First characters a JSON document can start with. Checking them first avoids
 # paying for an exception on the common plain-text case ("Comfortably Numb").
 _JSON_START = frozenset('{["-0123456789tfnNI')
+# Where msgspec is tried first: strict JSON without leading whitespace. NaN, Infinity
+# and leading (Python) whitespace go straight to the standard library.
+_STRICT_START = frozenset('{["-0123456789tfn')
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__, missing from typeshed
+_decode: Callable[[str], Any] = msgspec.json.Decoder().decode
 
 
 def text(value: AttrValue) -> str | None:
@@ -57,9 +63,22 @@ def first(attributes: Mapping[str, AttrValue], keys: Iterable[str]) -> AttrValue
 def parse_json(raw: str) -> Any:
     """``json.loads(raw)``, or ``INVALID`` when ``raw`` is not a JSON document.
 
-    Calls the C scanner directly: ``json.loads`` spends more time in its Python
-    wrappers than in scanning for the small documents attributes hold (~3x).
+    msgspec parses the 200-500 byte documents attributes hold ~2.5x faster than
+    the standard library and gives the same values wherever it accepts one (big
+    integers included, unlike orjson); what it refuses (NaN, lone surrogates,
+    Python-only whitespace, plain text) gets the standard library's answer. See
+    docs/adr/0007-hot-path.md.
     """
+    if raw[:1] in _STRICT_START:
+        try:
+            return _decode(raw)
+        except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+            pass
+    return _parse_stdlib(raw)
+
+
+def _parse_stdlib(raw: str) -> Any:
+    """``parse_json`` by the standard library's C scanner (no ``json.loads`` wrappers)."""
     start = 0
     if raw[:1].isspace():
         start = len(raw) - len(raw.lstrip())

@@ -8,6 +8,9 @@ so a Grafana panel can jump from a bad bucket to the trace in the tracing backen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from prometheus_client.metrics import MetricWrapperBase
 
 from collector.telemetry import Telemetry
 from evaluators.results import ErrorResult, score_of
@@ -26,13 +29,48 @@ def outcome_label(outcome: Outcome) -> str:
     return "pass" if outcome.passed else "fail"
 
 
+class _Bound:
+    """``metric.labels(*values)``, remembered per tuple of label values.
+
+    prometheus_client validates the values and takes a lock in every ``labels()``
+    call (~2 µs; a trace needs about 25); a dict hit costs a tenth of that. The
+    cache holds the children the metric holds anyway: traffic-derived values go
+    through ``LabelGuard`` first, so it is bounded by the same cardinality cap.
+    """
+
+    __slots__ = ("_children", "_metric")
+
+    def __init__(self, metric: MetricWrapperBase) -> None:
+        self._metric = metric
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self._metric.labels(*values)
+        return child
+
+
 class MetricsSink:
     """Updates the ``evald_*`` trajectory and evaluation metrics of ``telemetry``."""
 
     name = "prometheus"
 
     def __init__(self, telemetry: Telemetry) -> None:
-        self._t = telemetry
+        self._t = t = telemetry
+        self._traces_evaluated = _Bound(t.traces_evaluated)
+        self._traces_failed = _Bound(t.traces_failed)
+        self._traces_without_tools = _Bound(t.traces_without_tools)
+        self._trace_latency = _Bound(t.trace_latency)
+        self._steps_per_trace = _Bound(t.steps_per_trace)
+        self._tool_calls_per_trace = _Bound(t.tool_calls_per_trace)
+        self._tool_calls = _Bound(t.tool_calls)
+        self._tool_errors = _Bound(t.tool_errors)
+        self._llm_calls = _Bound(t.llm_calls)
+        self._llm_tokens = _Bound(t.llm_tokens)
+        self._evaluations = _Bound(t.evaluations)
+        self._scores = _Bound(t.scores)
+        self._evaluation_duration = _Bound(t.evaluation_duration)
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         """Count the trajectory's facts once, then its outcomes."""
@@ -54,55 +92,52 @@ class MetricsSink:
     def _outcomes(
         self, trajectory: Trajectory, outcomes: Sequence[Outcome], service: str, agent: str
     ) -> None:
-        t = self._t
         exemplar = {"trace_id": trajectory.trace_id}
         for outcome in outcomes:
             labels = (outcome.spec_id or NO_SPEC, outcome.evaluator, service, agent)
             self._count_outcome(labels, outcome_label(outcome))
-            t.evaluation_duration.labels(*labels).observe(outcome.duration_s, exemplar)
+            self._evaluation_duration(*labels).observe(outcome.duration_s, exemplar)
             score = score_of(outcome.result)
             if score is not None:
-                t.scores.labels(*labels).observe(score, exemplar)
+                self._scores(*labels).observe(score, exemplar)
 
     def _count_outcome(self, labels: tuple[str, str, str, str], verdict: str) -> None:
-        evaluations = self._t.evaluations
         if verdict in ("pass", "fail"):
             # Both series exist from the first verdict on, so pass-rate ratios and
             # rate() see a 0, not a missing series, for the outcome not seen yet.
-            evaluations.labels(*labels, "pass")
-            evaluations.labels(*labels, "fail")
-        evaluations.labels(*labels, verdict).inc()
+            self._evaluations(*labels, "pass")
+            self._evaluations(*labels, "fail")
+        self._evaluations(*labels, verdict).inc()
 
     def _trajectory_facts(self, trajectory: Trajectory, service: str, agent: str) -> None:
-        t = self._t
-        t.traces_evaluated.labels(service, agent).inc()
+        self._traces_evaluated(service, agent).inc()
         if trajectory.failed:
-            t.traces_failed.labels(service, agent).inc()
+            self._traces_failed(service, agent).inc()
         exemplar = {"trace_id": trajectory.trace_id}
-        t.trace_latency.labels(service, agent).observe(trajectory.latency_s, exemplar)
-        t.steps_per_trace.labels(service, agent).observe(len(trajectory.steps))
+        self._trace_latency(service, agent).observe(trajectory.latency_s, exemplar)
+        self._steps_per_trace(service, agent).observe(len(trajectory.steps))
         tools = trajectory.tool_calls
-        t.tool_calls_per_trace.labels(service, agent).observe(len(tools))
+        self._tool_calls_per_trace(service, agent).observe(len(tools))
         if not tools:
-            t.traces_without_tools.labels(service).inc()
+            self._traces_without_tools(service).inc()
         for step in tools:
-            self._tool_call(service, t.tool_label(step.name), failed=step.error is not None)
+            self._tool_call(service, self._t.tool_label(step.name), failed=step.error is not None)
         self._llm_facts(trajectory, service, agent)
 
     def _tool_call(self, service: str, tool: str, *, failed: bool) -> None:
-        self._t.tool_calls.labels(service, tool).inc()
+        self._tool_calls(service, tool).inc()
         # Created at 0 with the first call, so errors/calls ratios exist for every tool.
-        errors = self._t.tool_errors.labels(service, tool)
+        errors = self._tool_errors(service, tool)
         if failed:
             errors.inc()
 
     def _llm_facts(self, trajectory: Trajectory, service: str, agent: str) -> None:
-        t = self._t
         llm_steps = sum(1 for step in trajectory.steps if step.kind is StepKind.LLM)
         if not llm_steps:
             return
-        t.llm_calls.labels(service, agent).inc(llm_steps)
-        if trajectory.input_tokens:
-            t.llm_tokens.labels(service, agent, "input").inc(trajectory.input_tokens)
-        if trajectory.output_tokens:
-            t.llm_tokens.labels(service, agent, "output").inc(trajectory.output_tokens)
+        self._llm_calls(service, agent).inc(llm_steps)
+        tokens_in, tokens_out = trajectory.input_tokens, trajectory.output_tokens  # sums
+        if tokens_in:
+            self._llm_tokens(service, agent, "input").inc(tokens_in)
+        if tokens_out:
+            self._llm_tokens(service, agent, "output").inc(tokens_out)
