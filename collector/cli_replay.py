@@ -107,6 +107,8 @@ def run(config: Config, args: argparse.Namespace) -> int:
             output = _run_with_progress(job, Path(scratch), known)
         except ReplayWorkerError as exc:
             raise ReplayError(str(exc)) from exc
+        except OSError as exc:  # --results-out / --trajectories-out cannot be created
+            raise ReplayError(f"{exc.filename or 'output'}: {exc.strerror or exc}") from None
         verdict = judge(output.summary, known, args.fail_under)
         report = Report(output.summary, known, verdict, output.junit)
         _write_reports(report, args.report, args.report_out)

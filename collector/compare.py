@@ -26,6 +26,7 @@ its cache).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,8 @@ class Side:
         score = record.get("score")
         if not isinstance(score, int | float) or isinstance(score, bool):
             return  # an evaluator error: no score to compare
+        if not math.isfinite(score):
+            return  # NaN / Infinity (json.loads accepts them): no preference can come of it
         if item is None:
             self.unaligned += 1
             return

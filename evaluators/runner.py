@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
@@ -144,6 +145,9 @@ class EvaluationRunner:
                 f"evaluate() returned {type(result).__name__}, "
                 "expected NumericResult, BooleanResult or ErrorResult"
             )
+        if isinstance(result, NumericResult) and not math.isfinite(result.score):
+            # NaN would poison every mean and fail silently (NaN >= t is False): not a score.
+            raise ValueError(f"evaluate() returned a non-finite score {result.score}")
         return result
 
     def _await(self, awaitable: Awaitable[object]) -> object:

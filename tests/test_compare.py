@@ -154,3 +154,14 @@ def test_tally_is_the_plug_point_for_any_preference_source() -> None:
     assert prefer(0.2, 0.1, False) == "b"
     side = Side("x")
     assert compare(side, Side("y")) == []
+
+
+def test_non_finite_scores_are_not_preferences(tmp_path: Path) -> None:
+    # json.loads accepts NaN / Infinity; a NaN pair used to count as a win for B.
+    a = results(tmp_path / "a.jsonl", record("x", float("nan")), record("y", 1.0))
+    b = results(tmp_path / "b.jsonl", record("x", 0.5), record("y", float("inf")))
+    code, report = compare_json(a, b)
+    assert code == 0
+    (row,) = report["comparisons"]
+    assert (row["a_wins"], row["b_wins"], row["ties"]) == (0, 0, 0)
+    assert (row["only_a"], row["only_b"]) == (1, 1)

@@ -178,3 +178,13 @@ def test_bind_always_rejects_unknown_names_and_evaluators_needing_criteria() -> 
         bind_always(["no_such"], registry=registry)
     with pytest.raises(EvaluatorLoadError, match=r"trajectory_recall.*no criteria"):
         bind_always(["trajectory_recall"], registry=registry)
+
+
+@pytest.mark.parametrize("score", [float("nan"), float("inf"), float("-inf")])
+def test_a_non_finite_score_is_an_evaluator_error_not_a_failed_verdict(score: float) -> None:
+    # NaN would silently fail its threshold and turn every mean of the run into NaN.
+    with EvaluationRunner() as runner:
+        outcome = runner.run_one(TRAJECTORY, bound(fixed(NumericResult(score=score)), 0.5))
+    assert isinstance(outcome.result, ErrorResult)
+    assert "non-finite score" in outcome.result.error
+    assert outcome.passed is None

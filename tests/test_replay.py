@@ -309,3 +309,40 @@ def test_spawned_workers_give_the_same_result(
     runs = write(tmp_path / "runs.pb", framed(*(agent_run(n) for n in range(1, 9))))
     code, report = json_report(spec, tmp_path, runs, "--workers", "2")
     assert (code, report["totals"]["traces"]) == (0, 8)
+
+
+def test_results_out_that_cannot_be_written_is_an_input_error(tmp_path: Path, spec: Path) -> None:
+    runs = write(tmp_path / "runs.pb", framed(agent_run(1)))
+    assert replay(spec, runs, "--results-out", tmp_path) == 2  # a directory: exit 2, not 1
+    assert replay(spec, runs, "--trajectories-out", tmp_path) == 2
+
+
+def test_an_unknown_log_level_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--log-level", "LOUD", "check"])
+    assert exit_info.value.code == 2
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "junit"])
+def test_reports_survive_lone_surrogates_in_trace_text(
+    tmp_path: Path, spec: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # OTLP/JSON may carry "\ud800" escapes; no UTF-8 writer can encode the result.
+    service = {"key": "service.name", "value": {"stringValue": "shop-agent"}}
+    body = json.dumps({"resourceSpans": [{
+        "resource": {"attributes": [service]},
+        "scopeSpans": [{"spans": [{
+            "traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "invoke_agent shop",
+            "startTimeUnixNano": str(T0), "endTimeUnixNano": str(T0 + 10**8),
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
+                {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": "q\ud800"}]}]
+                )}},
+            ],
+        }]}],
+    }]})  # fmt: skip
+    runs = write(tmp_path / "runs.json", body.encode())
+    out = tmp_path / f"report.{fmt}"
+    assert replay(spec, runs, "--report", fmt, "--report-out", out) == 1  # missing calls
+    assert "\ufffd" in out.read_text(encoding="utf-8") + capsys.readouterr().out

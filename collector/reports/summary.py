@@ -10,6 +10,7 @@ process would have produced.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -22,6 +23,14 @@ MetricKey = tuple[str | None, str]  # (spec id or None for evaluation.always, ev
 DEFAULT_FAILURES_KEPT = 1000
 DEFAULT_CORRUPT_KEPT = 100
 _INPUT_CHARS = 160  # enough to recognise a request in a report line
+# Lone surrogates reach strings through JSON escapes ("\\ud800") in traffic or
+# undecodable file names; no UTF-8 writer can encode them, so a report would crash.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so any UTF-8 stream can take it."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 @dataclass(slots=True)
@@ -96,7 +105,7 @@ def failed_checks(outcomes: Iterable[Outcome]) -> tuple[FailedCheck, ...]:
             outcome.spec_id,
             outcome.evaluator,
             score_of(outcome.result),
-            outcome.result.error if isinstance(outcome.result, ErrorResult) else None,
+            encodable(outcome.result.error) if isinstance(outcome.result, ErrorResult) else None,
         )
         for outcome in outcomes
         if outcome.passed is False or isinstance(outcome.result, ErrorResult)
@@ -107,7 +116,7 @@ def short_input(text: str | None) -> str | None:
     """The first characters of a user input, on one line."""
     if text is None:
         return None
-    flat = " ".join(text.split())
+    flat = encodable(" ".join(text.split()))
     return flat if len(flat) <= _INPUT_CHARS else flat[: _INPUT_CHARS - 1] + "…"
 
 
@@ -159,7 +168,7 @@ class ReadStats:
     def add_corrupt(self, where_and_why: str) -> None:
         self.corrupt_total += 1
         if len(self.corrupt) < self.corrupt_limit:
-            self.corrupt.append(where_and_why)
+            self.corrupt.append(encodable(where_and_why))
 
     def merge(self, other: ReadStats) -> None:
         self.files += other.files
@@ -193,7 +202,8 @@ class RunSummary:
             metric.add(outcome)
         checks = failed_checks(outcomes)
         if checks:
-            self.failures.add(TraceFailure(trace_id, service, short_input(text), checks))
+            failure = TraceFailure(trace_id, encodable(service), short_input(text), checks)
+            self.failures.add(failure)
 
     def merge(self, other: RunSummary) -> None:
         self.read.merge(other.read)
