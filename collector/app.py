@@ -57,7 +57,7 @@ class ActiveSpecs:
             before = self._fingerprint()
             try:
                 fresh = load_specs(self._config.spec_paths(), judges=self._judges)
-            except SpecError as exc:
+            except (SpecError, OSError) as exc:  # OSError: e.g. a spec directory unlistable
                 self._seen = before
                 self._telemetry.config_reloads.labels("failure").inc()
                 log.error(

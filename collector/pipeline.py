@@ -64,7 +64,9 @@ class Pipeline:
     def _enqueue(self, trace: Trace) -> None:
         if self._drain_deadline is not None:  # shutting down: wait for room, within grace
             try:
-                self._queue.put(trace, timeout=max(0.001, self._drain_deadline - time.monotonic()))
+                # Past the deadline, no wait at all: 50 000 held traces times even 1 ms
+                # each would overrun the grace period by a minute.
+                self._queue.put(trace, timeout=_remaining(self._drain_deadline))
             except queue.Full:
                 self._telemetry.traces_dropped.labels("shutdown_timeout").inc()
             return
@@ -93,6 +95,7 @@ class Pipeline:
         """Start the evaluation thread and the completion timer (needs a running loop)."""
         if self._worker is not None:
             return
+        self._drain_deadline = None  # a restart after shutdown refuses again instead of dropping
         self._worker = threading.Thread(
             target=self._evaluate_forever, name="evald-evaluation", daemon=True
         )
@@ -122,7 +125,7 @@ class Pipeline:
         if worker is None:
             return True
         await asyncio.to_thread(self._flush_held, deadline)
-        await asyncio.to_thread(worker.join, max(0.0, deadline - time.monotonic()))
+        await asyncio.to_thread(worker.join, _remaining(deadline))
         if worker.is_alive():
             self._drop_queued("shutdown_timeout")
             log.error("evaluation did not finish within the shutdown grace period")
@@ -150,7 +153,7 @@ class Pipeline:
         self._drain_deadline = deadline
         self._assembler.flush(CompletionReason.SHUTDOWN)
         try:
-            self._queue.put(_STOP, timeout=max(0.001, deadline - time.monotonic()))
+            self._queue.put(_STOP, timeout=_remaining(deadline))
         except queue.Full:
             self._drop_queued("shutdown_timeout")
             self._queue.put_nowait(_STOP)
@@ -180,3 +183,8 @@ class Pipeline:
                 log.exception("evaluating a trace failed")
             finally:
                 self._queue.task_done()
+
+
+def _remaining(deadline: float) -> float:
+    """Seconds until ``deadline`` (monotonic), never negative: a ``Queue.put`` timeout."""
+    return max(0.0, deadline - time.monotonic())

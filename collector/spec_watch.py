@@ -29,12 +29,21 @@ def fingerprint(paths: Iterable[Path]) -> Fingerprint:
     states: Fingerprint = {}
     for path in paths:
         if path.is_dir():
-            for child in sorted(path.iterdir()):
-                if child.suffix.lower() in SPEC_SUFFIXES:
-                    states[child] = _state(child)
+            states.update(_directory_states(path))
         else:
             states[path] = _state(path)
     return states
+
+
+def _directory_states(path: Path) -> Fingerprint:
+    # Listing can fail after is_dir() said yes (directory removed or remounted
+    # meanwhile, no permission): that is a change to report, not a reason for the
+    # watch, which runs this every poll, to stop for good.
+    try:
+        children = sorted(path.iterdir())
+    except OSError:
+        return {path: None}
+    return {child: _state(child) for child in children if child.suffix.lower() in SPEC_SUFFIXES}
 
 
 def _state(path: Path) -> FileState:

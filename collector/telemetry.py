@@ -70,7 +70,7 @@ class Telemetry:
         )
         self.spans_refused = Counter(
             "evald_spans_refused",
-            "Spans not accepted, by reason (invalid, too_large, overloaded, trace_too_long …)",
+            "Spans not accepted, by reason (invalid, rejected, overloaded)",
             ["transport", "reason"],
             registry=r,
         )

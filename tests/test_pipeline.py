@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -116,3 +117,64 @@ def test_refuses_after_shutdown_and_shutdown_is_idempotent(
     assert not pipeline.ready
     with pytest.raises(Overloaded, match="shutting down"):
         pipeline.consume([root_span(9)])
+
+
+def test_shutdown_past_its_deadline_drops_held_traces_without_waiting_per_trace(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    # Evaluation is stuck and the queue is full: every held trace beyond the first
+    # must be dropped at once, not after a wait of its own (1 ms x 50 000 traces).
+    sink = GateSink()
+    pipeline, clock = make_pipeline(telemetry, sink)
+    held = 2000
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(_consume(pipeline, 0))
+    loop_thread.run(_complete(pipeline, clock))
+    assert sink.entered.wait(10)  # the evaluation thread is stuck on trace 0
+    loop_thread.run(_consume(pipeline, *range(1, held + 1)))
+    started = time.monotonic()
+    try:
+        assert loop_thread.run(pipeline.shutdown(0.05)) is False
+        took = time.monotonic() - started
+    finally:
+        sink.gate.set()
+    assert took < 1.0
+    dropped = telemetry.registry.get_sample_value(
+        "evald_traces_dropped_total", {"reason": "shutdown_timeout"}
+    )
+    assert dropped == held
+
+
+def test_a_restarted_pipeline_refuses_again_instead_of_dropping(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    pipeline, clock = make_pipeline(telemetry, sink)
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(pipeline.shutdown(1.0))
+    loop_thread.run(start())
+    try:
+        loop_thread.run(_consume(pipeline, 1))
+        loop_thread.run(_complete(pipeline, clock))
+        assert sink.entered.wait(10)  # trace 1 is in the (blocked) evaluation thread
+        loop_thread.run(_consume(pipeline, 2, 3))
+        loop_thread.run(_complete(pipeline, clock))  # 2 fills the queue; 3 must stay held
+        assert telemetry.registry.get_sample_value("evald_traces_in_flight") == 1
+        assert (
+            telemetry.registry.get_sample_value(
+                "evald_traces_dropped_total", {"reason": "shutdown_timeout"}
+            )
+            is None
+        )
+    finally:
+        sink.gate.set()
+        loop_thread.run(pipeline.shutdown(10.0))
+    assert sorted(sink.written) == [n.to_bytes(16, "big").hex() for n in (1, 2, 3)]

@@ -17,7 +17,7 @@ from test_cli import EVALD, Served, loopback_config, start_serve
 
 from collector.app import ActiveSpecs
 from collector.config import Config
-from collector.spec_watch import SpecWatcher
+from collector.spec_watch import SpecWatcher, fingerprint
 from collector.telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -227,3 +227,44 @@ def test_sighup_reloads_a_running_daemon(tmp_path: Path, serve_with: list[Served
     metrics = served.get("/metrics")[1]
     assert 'evald_config_reloads_total{result="success"} 1.0' in metrics
     assert "evald_specs_loaded 2.0" in metrics
+
+
+def test_a_spec_directory_that_cannot_be_listed_is_a_change_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # E.g. removed between is_dir() and iterdir(): the watch polls this every
+    # interval, and an exception here used to end it for good.
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text("id: a\n")
+    before = fingerprint([specs])
+    listing = Path.iterdir
+
+    def unlistable(path: Path) -> Iterator[Path]:
+        if path == specs:
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return listing(path)
+
+    monkeypatch.setattr(Path, "iterdir", unlistable)
+    after = fingerprint([specs])
+    assert after == {specs: None}
+    assert after != before
+
+
+def test_an_unreadable_spec_directory_is_a_failed_reload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not a SpecError: it escaped reload(), ended the file watch and, on SIGHUP,
+    # vanished into an executor future nobody reads.
+    specs = Specs(tmp_path, specs=[str(tmp_path / "specs")])
+    listing = Path.iterdir
+
+    def unlistable(path: Path) -> Iterator[Path]:
+        if path == specs.dir:
+            raise PermissionError(13, "Permission denied", str(path))
+        return listing(path)
+
+    monkeypatch.setattr(Path, "iterdir", unlistable)
+    assert specs.active.reload_if_changed() is False
+    assert specs.ids() == ("first",)
+    assert specs.reloads("failure") == 1
