@@ -105,8 +105,14 @@ class Pipeline:
 
     @property
     def ready(self) -> bool:
-        """True while spans are being accepted and evaluated."""
-        return self._accepting and self._worker is not None and self._worker.is_alive()
+        """True while spans are being accepted, completed and evaluated.
+
+        A completion timer that died (a bug) makes the daemon unready, so an
+        orchestrator restarts it rather than letting traces pile up unseen.
+        """
+        timer_alive = self._timer is not None and not self._timer.done()
+        worker_alive = self._worker is not None and self._worker.is_alive()
+        return self._accepting and timer_alive and worker_alive
 
     async def shutdown(self, timeout: float) -> bool:
         """Stop accepting, release every held trace, evaluate what is queued, stop.
@@ -118,7 +124,8 @@ class Pipeline:
         deadline = time.monotonic() + timeout
         if self._timer is not None:
             self._timer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            # A timer that died of a bug was logged when it died; shutdown goes on.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._timer
             self._timer = None
         worker, self._worker = self._worker, None
@@ -134,6 +141,13 @@ class Pipeline:
 
     # --- completion timer (event loop) -----------------------------------------
     async def _tick_forever(self) -> None:
+        try:
+            await self._tick_loop()
+        except Exception:  # a bug: say so once; `ready` turns false (see there)
+            log.exception("the trace completion timer stopped")
+            raise
+
+    async def _tick_loop(self) -> None:
         while True:
             self.tick()
             self._wake.clear()

@@ -97,7 +97,7 @@ class TraceProcessor:
         then close every sink and the runner; safe to call twice."""
         if self._judges is not None:
             self._judges.close(self._judge_drain_timeout if timeout is None else timeout)
-        for spec_id, count in sorted(self._unmatched.items()):
+        for spec_id, count in sorted(dict(self._unmatched).items()):  # copy: the worker may add
             log.info("spec %s: %d trace(s) matched no item of its dataset", spec_id, count)
         self._unmatched.clear()
         for sink in self._sinks:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Sequence
@@ -178,3 +179,30 @@ def test_a_restarted_pipeline_refuses_again_instead_of_dropping(
         sink.gate.set()
         loop_thread.run(pipeline.shutdown(10.0))
     assert sorted(sink.written) == [n.to_bytes(16, "big").hex() for n in (1, 2, 3)]
+
+
+def test_a_dead_completion_timer_makes_the_pipeline_unready(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    sink.gate.set()
+    pipeline, _ = make_pipeline(telemetry, sink)
+
+    def broken_tick() -> None:
+        raise RuntimeError("bug in the assembler")
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    assert pipeline.ready
+    pipeline.tick = broken_tick  # type: ignore[method-assign]
+
+    async def wake_and_wait() -> None:
+        pipeline._wake.set()
+        while pipeline.ready:
+            await asyncio.sleep(0.001)
+
+    loop_thread.run(wake_and_wait())
+    assert not pipeline.ready
+    loop_thread.run(pipeline.shutdown(1.0))

@@ -110,3 +110,15 @@ def test_bad_rotation_values_name_the_key(tmp_path: Path) -> None:
         load_config(config)
     assert "outputs.rotation.max_size" in str(error.value)
     assert "outputs.rotation.max_backups" in str(error.value)
+
+
+def test_lone_surrogates_from_otlp_json_are_written_as_json_escapes(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    sink = ResultsFileSink(path)
+    odd = trajectory(1)._replace(service="bot\ud800", input="refund \udfff please")
+    outcome = Outcome(None, "latency", NumericResult(score=1.0, explanation="x\ud83d"), None, 0.0)
+    sink.write(odd, [outcome])
+    sink.close()
+    (line,) = records(path)
+    assert line["service"] == "bot\ud800"
+    assert line["explanation"] == "x\ud83d"

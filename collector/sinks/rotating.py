@@ -32,7 +32,9 @@ class RotatingFile:
 
     def write(self, text: str) -> None:
         """Append ``text`` and flush it, rotating first if it would not fit."""
-        data = text.encode("utf-8")
+        # Lone surrogates (legal in OTLP/JSON escapes) cannot be UTF-8 encoded; written
+        # as \uXXXX they stay valid JSON that reads back to the same string.
+        data = text.encode("utf-8", "backslashreplace")
         with self._lock:
             if self._file is None:
                 raise ValueError(f"{self.path} is closed")
