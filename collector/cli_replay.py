@@ -86,6 +86,8 @@ def _workers(text: str) -> int:
 def run(config: Config, args: argparse.Namespace) -> int:
     """Replay, report, and return the gate's exit code (0 pass, 1 fail).
 
+    Input without any trace is an input error (``ReplayError``), not a pass.
+
     Raises ``ReplayError``, ``ConfigError``, ``SpecError`` and ``TraceFileError``
     (the caller maps them to exit code 2).
     """
@@ -112,6 +114,10 @@ def run(config: Config, args: argparse.Namespace) -> int:
         verdict = judge(output.summary, known, args.fail_under)
         report = Report(output.summary, known, verdict, output.junit)
         _write_reports(report, args.report, args.report_out)
+    if output.summary.traces == 0:
+        # A gate that evaluated nothing has not passed: almost always a wrong path or
+        # an empty export. The (empty) report is still written.
+        raise ReplayError("no traces in the input: nothing was evaluated")
     return EXIT_OK if report.verdict.ok else EXIT_FAILED
 
 

@@ -185,6 +185,14 @@ def test_usage_and_input_errors_exit_2(
         assert exit_info.value.code == 2
 
 
+def test_input_without_traces_is_an_input_error_not_a_pass(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = write(tmp_path / "empty.jsonl", b"")
+    assert replay(spec, empty) == 2
+    assert "no traces in the input" in capsys.readouterr().err
+
+
 # --- corrupt records ---------------------------------------------------------------
 
 
