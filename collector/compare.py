@@ -14,10 +14,10 @@ of the non-tied preferences against "no preference" (p = 0.5).
 
 Pairwise LLM judges plug in at ``Tally``; per-item scores are one source of
 preferences, a judge is another, and everything after the tally (statistics,
-reports) is shared. The planned door: ``evald compare --judge NAME --seed S``
-over the two runs' ``--trajectories-out`` files, aligned the same way; for each
+reports) is shared. ``evald compare --judge NAME --seed S`` (``collector.compare_judge``)
+reads the two runs' ``--trajectories-out`` files, aligned the same way; for each
 item ``evaluators.judges.pairwise.prefer(runner, input, trajectory_a,
-trajectory_b, seed=position_seed(S, item))`` shows the two in a seeded random
+trajectory_b, seed=position_seed(str(S), item))`` shows the two in a seeded random
 order and maps the answer back to a / b (``None`` → tie), ``Tally.add`` counts it,
 and the output records S so a rerun shows the judge the same orders (and hits
 its cache).
@@ -90,7 +90,11 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                 except ValueError as exc:
                     raise CompareInputError(f"{path}:{number}: not JSON: {exc}") from None
                 if not isinstance(record, dict) or "evaluator" not in record:
-                    raise CompareInputError(f"{path}:{number}: not an evald result record")
+                    trajectories = isinstance(record, dict) and "steps" in record
+                    hint = (
+                        " (trajectories? compare those with --judge NAME)" if trajectories else ""
+                    )
+                    raise CompareInputError(f"{path}:{number}: not an evald result record{hint}")
                 yield record
     except OSError as exc:
         raise CompareInputError(f"{path}: {exc.strerror or exc}") from None
