@@ -100,11 +100,13 @@ def decoder_selector(config: Config) -> AttributeSelector:
     """
     if config.outputs.otlp.endpoint and config.outputs.otlp.forward_spans:
         return AttributeSelector(None, None, config.receivers.otlp.max_attribute_value_size)
-    return AttributeSelector(
+    selector = AttributeSelector(
         ATTRIBUTE_SELECTOR.keys,
         ATTRIBUTE_SELECTOR.prefixes,
         config.receivers.otlp.max_attribute_value_size,
     )
+    mappings = config.normalization.mappings
+    return selector if mappings is None else mappings.selector(selector)
 
 
 def build_sinks(
@@ -167,6 +169,7 @@ def build_processor(
         always,
         sinks,
         telemetry,
+        mappings=config.normalization.mappings,
         judges=build_judges(config, telemetry),
         wait_for_judges=False,
         judge_drain_timeout=config.judges.drain_timeout,

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from collector.normalize.mappings import Mappings
 from evaluators.judges.settings import JudgeSettings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -238,6 +239,14 @@ class Shutdown(_Section):
     grace: Duration = 10.0
 
 
+class Normalization(_Section):
+    """How spans become trajectories beyond the built-in conventions."""
+
+    mappings: Mappings | None = Field(
+        default=None, description="attribute names of an in-house convention"
+    )
+
+
 class Config(_Section):
     """The whole daemon configuration (``config/evald.yaml``)."""
 
@@ -249,6 +258,7 @@ class Config(_Section):
     specs_watch_interval: Duration = Field(
         default=2.0, description="poll spec and dataset files for changes; 0: SIGHUP only"
     )
+    normalization: Normalization = Normalization()
     evaluation: Evaluation = Evaluation()
     outputs: Outputs = Outputs()
     telemetry: TelemetrySettings = TelemetrySettings()

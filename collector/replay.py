@@ -86,6 +86,7 @@ class Replayer:
             bind_always(config.evaluation.always),
             [SummarySink(self.summary), *_file_sinks(results_out, trajectories_out), *sinks],
             self.telemetry,
+            mappings=config.normalization.mappings,
             judges=build_judges(config, self.telemetry),  # awaited (not shed): complete results
         )
         self._selector = decoder_selector(config)

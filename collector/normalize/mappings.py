@@ -1,4 +1,4 @@
-"""User-defined attribute mappings for in-house conventions (config wiring comes later).
+"""User-defined attribute mappings for in-house conventions (config: ``normalization.mappings``).
 
 A mapping names the attribute that holds each piece; mapped keys are read
 *before* the built-in conventions, so a mapping can also override them. The
