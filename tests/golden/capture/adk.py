@@ -50,9 +50,7 @@ from google.genai import types  # noqa: E402
 FOLDER = common.TRACES / ("google-adk-legacy" if LEGACY else "google-adk-content")
 
 
-def _script() -> common.Script:
-    assert common.Active.script is not None
-    return common.Active.script
+_script = common.active_script
 
 
 class ScriptedModel(BaseLlm):

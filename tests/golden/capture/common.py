@@ -271,6 +271,12 @@ class Active:
     script: Script | None = None
 
 
+def active_script() -> Script:
+    """The script of the scenario being captured (set by ``capture``)."""
+    assert Active.script is not None
+    return Active.script
+
+
 # --------------------------------------------------------------------------- capture
 
 

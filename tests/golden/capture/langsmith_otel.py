@@ -51,9 +51,7 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 FOLDER = common.TRACES / "langchain-langsmith-otel"
 
 
-def _script() -> common.Script:
-    assert common.Active.script is not None
-    return common.Active.script
+_script = common.active_script
 
 
 class ScriptedChatModel(BaseChatModel):

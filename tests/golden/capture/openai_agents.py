@@ -80,9 +80,7 @@ FOLDER = common.TRACES / f"openai-agents-{INSTRUMENTATION}"
 WORKFLOW = "music store support turn"
 
 
-def _script() -> common.Script:
-    assert common.Active.script is not None
-    return common.Active.script
+_script = common.active_script
 
 
 def _response(request: httpx.Request) -> httpx.Response:

@@ -45,9 +45,7 @@ from strands.models.model import Model  # noqa: E402
 FOLDER = common.TRACES / ("strands-latest-semconv" if LATEST else "strands")
 
 
-def _script() -> common.Script:
-    assert common.Active.script is not None
-    return common.Active.script
+_script = common.active_script
 
 
 class ScriptedModel(Model):
