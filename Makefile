@@ -7,12 +7,13 @@ CONFIG ?= config/evald.yaml
 STAMP   = $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format typecheck unit bench clean prometheus
+.PHONY: help run test lint format typecheck unit bench clean prometheus compiler
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# setup.py and the .pyx: the compiled decoder is rebuilt when they change.
+$(STAMP): pyproject.toml setup.py collector/decode/_wire.pyx | compiler
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 		|| { echo "evald needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,8 +52,22 @@ prometheus:  ## install the Prometheus server the integration tests need (Debian
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
 			prometheus >/dev/null; }
 
+# The OTLP protobuf walker (collector/decode/_wire.pyx) is compiled at install. The
+# install succeeds without a compiler, but the tests require the compiled module.
+compiler:  ## install a C compiler for the compiled decoder (Debian/apt, once)
+	@command -v cc >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 \
+			|| { echo "install a C compiler (cc) to build collector/decode/_wire"; exit 1; }; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			gcc libc6-dev >/dev/null; }
+	@$(PYTHON) -c 'import os, sysconfig, sys; h = sysconfig.get_paths()["include"]; \
+		sys.exit(0 if os.path.exists(os.path.join(h, "Python.h")) else \
+		f"the Python headers are missing ({h}/Python.h): install python3-dev")'
+
 bench: $(STAMP)  ## throughput benchmarks (prints ratios against an in-run baseline)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:  ## remove the virtualenv and caches
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info build
+	rm -f collector/decode/_wire.c collector/decode/_wire.*.so

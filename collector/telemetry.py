@@ -9,8 +9,11 @@ Every metric here is listed in the README's metric table.
 from __future__ import annotations
 
 import threading
+from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+
+from collector.decode.protobuf import NATIVE_DECODER
 
 # `_created` series double the exposition size and no dashboard uses them.
 disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus-client
@@ -64,6 +67,14 @@ class Telemetry:
     ) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        self.build_info = Gauge(
+            "evald_build_info",
+            "Always 1; labels: evald version, protobuf decoder (native: compiled walker, "
+            "upb: the slower fallback when it was not built)",
+            ["version", "decoder"],
+            registry=r,
+        )
+        self.build_info.labels(_version(), "native" if NATIVE_DECODER else "upb").set(1)
         # --- ingestion -------------------------------------------------------
         self.spans_received = Counter(
             "evald_spans_received", "Spans accepted by a receiver", ["transport"], registry=r
@@ -225,3 +236,10 @@ class Telemetry:
         self.service_label = LabelGuard("service", label_value_limit, self.label_overflow)
         self.agent_label = LabelGuard("agent", label_value_limit, self.label_overflow)
         self.tool_label = LabelGuard("tool", label_value_limit, self.label_overflow)
+
+
+def _version() -> str:
+    try:
+        return version("evald")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"

@@ -1,0 +1,14 @@
+from collections.abc import Callable
+
+from collector.model import Span
+
+class Unusual(Exception): ...
+
+def walk(
+    data: bytes,
+    keep_all: bool,
+    keys: frozenset[str],
+    prefixes: tuple[str, ...],
+    max_value_size: int,
+    keep: Callable[[bytes], bool] | None,
+) -> tuple[list[Span], int, str, int]: ...

@@ -1,0 +1,540 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Native walk of a binary ``ExportTraceServiceRequest`` into ``Span`` records.
+
+Why: reading a parsed upb message from Python costs ~0.1-0.5 µs per field access,
+about 25 per span; this walk reads the same wire bytes directly and creates only
+the Python objects the records hold (docs/adr/0011-native-decoder.md).
+
+Contract, relied on by ``collector.decode.protobuf``:
+
+* it is called only on bytes upb has already parsed without error, so the wire
+  structure, lengths and UTF-8 are known valid (every read is bounds-checked
+  anyway: a bug raises ``Unusual``, it never reads outside the buffer);
+* it returns exactly what the upb-object walk returns for the same bytes and
+  selector (``tests/test_decode_native.py`` checks this on every golden trace,
+  synthetic traces and fuzzed payloads);
+* shapes it does not reproduce raise ``Unusual`` and the caller uses the upb walk:
+  a singular message field given twice (protobuf merges the two), a known field
+  with an unexpected wire type (upb keeps it as an unknown field), and groups.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from collector.model import Resource, Span, SpanEvent
+
+cdef enum:
+    VARINT = 0
+    FIXED64 = 1
+    LEN = 2
+    FIXED32 = 5
+
+cdef object _tuple_new = tuple.__new__
+cdef object _Span = Span
+cdef object _SpanEvent = SpanEvent
+cdef object _Resource = Resource
+cdef bytes _ZERO_TRACE_ID = bytes(16)
+cdef bytes _ZERO_SPAN_ID = bytes(8)
+
+
+class Unusual(Exception):
+    """The payload has a valid shape this walk leaves to upb; nothing was returned."""
+
+
+cdef class _Walk:
+    """One payload's walk: the buffer, the selector, and what was counted."""
+
+    cdef const unsigned char* buf
+    cdef Py_ssize_t size
+    cdef bint keep_all
+    cdef object keys  # frozenset[str]
+    cdef tuple prefixes
+    cdef Py_ssize_t limit
+    cdef object keep  # Callable[[bytes], bool] | None
+    cdef public list spans
+    cdef public Py_ssize_t rejected
+    cdef public str message
+    cdef public Py_ssize_t truncated
+
+    # --- wire primitives -------------------------------------------------
+
+    cdef inline Py_ssize_t varint(self, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
+        cdef uint64_t result = 0
+        cdef int shift = 0
+        cdef unsigned char byte
+        while True:
+            if pos >= end or shift > 63:
+                raise Unusual("bad varint")
+            byte = self.buf[pos]
+            pos += 1
+            result |= (<uint64_t>(byte & 0x7F)) << shift
+            if byte < 0x80:
+                out[0] = result
+                return pos
+            shift += 7
+
+    cdef inline Py_ssize_t length(self, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t* sub_end) except -1:
+        """Reads a length prefix at ``pos``; returns the payload start, sets its end."""
+        cdef uint64_t n
+        pos = self.varint(pos, end, &n)
+        if n > <uint64_t>(end - pos):
+            raise Unusual("length past the end")
+        sub_end[0] = pos + <Py_ssize_t>n
+        return pos
+
+    cdef inline Py_ssize_t skip(self, Py_ssize_t pos, Py_ssize_t end, int wire) except -1:
+        cdef uint64_t ignored
+        cdef Py_ssize_t sub_end
+        if wire == VARINT:
+            return self.varint(pos, end, &ignored)
+        if wire == LEN:
+            self.length(pos, end, &sub_end)
+            return sub_end
+        if wire == FIXED64:
+            pos += 8
+        elif wire == FIXED32:
+            pos += 4
+        else:
+            raise Unusual("group or invalid wire type")
+        if pos > end:
+            raise Unusual("fixed field past the end")
+        return pos
+
+    cdef inline uint64_t fixed64(self, Py_ssize_t pos, Py_ssize_t end) except? 0:
+        cdef uint64_t value
+        if end - pos < 8:
+            raise Unusual("fixed64 past the end")
+        memcpy(&value, self.buf + pos, 8)  # little-endian, as x86-64 and aarch64 are
+        return value
+
+    cdef inline str text(self, Py_ssize_t start, Py_ssize_t end):
+        return PyUnicode_DecodeUTF8(<const char*>(self.buf + start), end - start, NULL)
+
+    cdef inline bytes raw(self, Py_ssize_t start, Py_ssize_t end):
+        return PyBytes_FromStringAndSize(<const char*>(self.buf + start), end - start)
+
+    cdef inline str cut(self, str value):
+        if len(value) <= self.limit:
+            return value
+        self.truncated += 1
+        return value[: self.limit]
+
+    # --- OTLP messages ---------------------------------------------------
+
+    cdef object any_value(self, Py_ssize_t pos, Py_ssize_t end):
+        """An ``AnyValue`` as the upb walk's ``_value`` returns it."""
+        cdef uint64_t key, number
+        cdef int field, wire, which = 0
+        cdef Py_ssize_t start, stop
+        cdef double real
+        value = None
+        while pos < end:
+            pos = self.varint(pos, end, &key)
+            field = <int>(key >> 3)
+            wire = <int>(key & 7)
+            if field == 1 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                value = self.cut(self.text(start, stop))
+                pos, which = stop, 1
+            elif field == 2 and wire == VARINT:
+                pos = self.varint(pos, end, &number)
+                value, which = number != 0, 2
+            elif field == 3 and wire == VARINT:
+                pos = self.varint(pos, end, &number)
+                value, which = <int64_t>number, 3
+            elif field == 4 and wire == FIXED64:
+                number = self.fixed64(pos, end)
+                memcpy(&real, &number, 8)
+                value, which, pos = real, 4, pos + 8
+            elif field == 5 and wire == LEN:
+                if which == 5:
+                    raise Unusual("array_value given twice (merged)")
+                start = self.length(pos, end, &stop)
+                value, which, pos = self.array(start, stop), 5, stop
+            elif field == 6 and wire == LEN:
+                if which == 6:
+                    raise Unusual("kvlist_value given twice (merged)")
+                start = self.length(pos, end, &stop)
+                value, which, pos = self.kvlist(start, stop), 6, stop
+            elif field == 7 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                value, which, pos = self.raw(start, stop), 7, stop
+            elif field == 8 and wire == VARINT:  # string_value_strindex (profiles only)
+                pos = self.varint(pos, end, &number)
+                value, which = None, 8
+            elif 1 <= field <= 8:
+                raise Unusual("AnyValue field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        return value
+
+    cdef tuple array(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t key
+        cdef int field, wire
+        cdef Py_ssize_t start, stop
+        items = []
+        while pos < end:
+            pos = self.varint(pos, end, &key)
+            field = <int>(key >> 3)
+            wire = <int>(key & 7)
+            if field == 1 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                items.append(self.any_value(start, stop))
+                pos = stop
+            elif field == 1:
+                raise Unusual("ArrayValue.values with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        return tuple(items)
+
+    cdef dict kvlist(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t key
+        cdef int field, wire
+        cdef Py_ssize_t start, stop
+        out = {}
+        while pos < end:
+            pos = self.varint(pos, end, &key)
+            field = <int>(key >> 3)
+            wire = <int>(key & 7)
+            if field == 1 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                self.key_value(start, stop, out, True)
+                pos = stop
+            elif field == 1:
+                raise Unusual("KeyValueList.values with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        return out
+
+    cdef int key_value(self, Py_ssize_t pos, Py_ssize_t end, dict out, bint keep_all) except -1:
+        """Adds one ``KeyValue`` to ``out`` if the selector (or ``keep_all``) wants its key."""
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t start, stop, key_start = 0, key_end = 0, value_start = -1, value_end = 0
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 1 and wire == LEN:
+                key_start = self.length(pos, end, &key_end)
+                pos = key_end
+            elif field == 2 and wire == LEN:
+                if value_start >= 0:
+                    raise Unusual("KeyValue.value given twice (merged)")
+                value_start = self.length(pos, end, &value_end)
+                pos = value_end
+            elif field == 1 or field == 2 or (field == 3 and wire != VARINT):
+                raise Unusual("KeyValue field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        key = self.text(key_start, key_end)
+        if keep_all or self.keep_all or key in self.keys or key.startswith(self.prefixes):
+            out[key] = None if value_start < 0 else self.any_value(value_start, value_end)
+        return 0
+
+    cdef dict attributes(self, Py_ssize_t pos, Py_ssize_t end, int number, bint keep_all):
+        """The ``KeyValue``s of field ``number`` of the message at [pos, end)."""
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t start, stop
+        out = {}
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == number and wire == LEN:
+                start = self.length(pos, end, &stop)
+                self.key_value(start, stop, out, keep_all)
+                pos = stop
+            else:
+                pos = self.skip(pos, end, wire)
+        return out
+
+    cdef object event(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t tag, time = 0
+        cdef int field, wire
+        cdef Py_ssize_t start, stop, first = pos
+        name = ""
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 1 and wire == FIXED64:
+                time = self.fixed64(pos, end)
+                pos += 8
+            elif field == 2 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                name, pos = self.text(start, stop), stop
+            elif field == 3 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                pos = stop
+            elif field == 4 and wire == VARINT:
+                pos = self.skip(pos, end, wire)
+            elif 1 <= field <= 4:
+                raise Unusual("Event field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        # Event attributes are always kept whole (their keys are not namespaced).
+        return _tuple_new(_SpanEvent, (name, time, self.attributes(first, end, 3, True)))
+
+    cdef str scope_name(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t start, stop
+        name = ""
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 1 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                name, pos = self.text(start, stop), stop
+            elif (field == 2 or field == 3) and wire != LEN or field == 4 and wire != VARINT:
+                raise Unusual("InstrumentationScope field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        return name
+
+    cdef object resource(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t first = pos
+        while pos < end:  # check the wire types; attributes are read below
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if (field == 1 or field == 3) and wire != LEN or field == 2 and wire != VARINT:
+                raise Unusual("Resource field with an unexpected wire type")
+            pos = self.skip(pos, end, wire)
+        attributes = self.attributes(first, end, 1, True)
+        service = attributes.get("service.name")
+        return _tuple_new(
+            _Resource, (service if isinstance(service, str) else "unknown_service", attributes)
+        )
+
+    cdef int span(self, Py_ssize_t pos, Py_ssize_t end, object resource, str scope) except -1:
+        cdef uint64_t tag, number, start_time = 0, end_time = 0
+        cdef int field, wire, kind = 0, status_code = 0
+        cdef Py_ssize_t start, stop, first = pos, status_start = -1, status_end = 0
+        cdef bint has_events = False
+        trace_id = span_id = parent_id = b""
+        name = status_message = ""
+        while pos < end:  # pass 1: everything but attributes and events
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if wire == LEN and (field <= 5 or 9 <= field <= 15 and field != 10 and field != 12 and field != 14):
+                start = self.length(pos, end, &stop)
+                if field == 1:
+                    trace_id = self.raw(start, stop)
+                elif field == 2:
+                    span_id = self.raw(start, stop)
+                elif field == 4:
+                    parent_id = self.raw(start, stop)
+                elif field == 5:
+                    name = self.text(start, stop)
+                elif field == 11:
+                    has_events = True
+                elif field == 15:
+                    if status_start >= 0:
+                        raise Unusual("Span.status given twice (merged)")
+                    status_start, status_end = start, stop
+                pos = stop  # 3 trace_state, 9 attributes, 13 links: skipped here
+            elif wire == VARINT and (field == 6 or field == 10 or field == 12 or field == 14):
+                pos = self.varint(pos, end, &number)
+                if field == 6:
+                    kind = <int32_t>(<uint32_t>number)
+            elif wire == FIXED64 and (field == 7 or field == 8):
+                number = self.fixed64(pos, end)
+                pos += 8
+                if field == 7:
+                    start_time = number
+                else:
+                    end_time = number
+            elif wire == FIXED32 and field == 16:
+                pos = self.skip(pos, end, wire)
+            elif 1 <= field <= 16:
+                raise Unusual("Span field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        problem = _invalid_ids(trace_id, span_id, parent_id)
+        if problem is not None:
+            self.rejected += 1
+            if not self.message:
+                self.message = problem
+            return 0
+        if self.keep is not None and not self.keep(trace_id):
+            return 0
+        if status_start >= 0:
+            status_code, status_message = self.status(status_start, status_end)
+        events = self.events(first, end) if has_events else ()
+        # Roots keep every attribute: spec matching reads them.
+        attributes = self.attributes(first, end, 9, not parent_id)
+        self.spans.append(_tuple_new(_Span, (
+            trace_id, span_id, parent_id, name, kind, start_time, end_time,
+            status_code, status_message, attributes, events, resource, scope,
+        )))
+        return 0
+
+    cdef tuple events(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t start, stop
+        out = []
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 11 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                out.append(self.event(start, stop))
+                pos = stop
+            else:
+                pos = self.skip(pos, end, wire)
+        return tuple(out)
+
+    cdef tuple status(self, Py_ssize_t pos, Py_ssize_t end):
+        cdef uint64_t tag, number
+        cdef int field, wire, code = 0
+        cdef Py_ssize_t start, stop
+        message = ""
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 2 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                message, pos = self.text(start, stop), stop
+            elif field == 3 and wire == VARINT:
+                pos = self.varint(pos, end, &number)
+                code = <int32_t>(<uint32_t>number)
+            elif field == 2 or field == 3:
+                raise Unusual("Status field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        return code, message
+
+    cdef int scope_spans(self, Py_ssize_t pos, Py_ssize_t end, object resource) except -1:
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t start, stop, first = pos, scope_start = -1, scope_end = 0
+        while pos < end:  # the scope may follow its spans on the wire
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 1 and wire == LEN:
+                if scope_start >= 0:
+                    raise Unusual("ScopeSpans.scope given twice (merged)")
+                scope_start = self.length(pos, end, &scope_end)
+                pos = scope_end
+            elif 1 <= field <= 3 and wire != LEN:
+                raise Unusual("ScopeSpans field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        scope = self.scope_name(scope_start, scope_end) if scope_start >= 0 else ""
+        pos = first
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 2 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                self.span(start, stop, resource, scope)
+                pos = stop
+            else:
+                pos = self.skip(pos, end, wire)
+        return 0
+
+    cdef int resource_spans(self, Py_ssize_t pos, Py_ssize_t end) except -1:
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t start, stop, first = pos, resource_start = -1, resource_end = 0
+        while pos < end:  # the resource may follow its scopes on the wire
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 1 and wire == LEN:
+                if resource_start >= 0:
+                    raise Unusual("ResourceSpans.resource given twice (merged)")
+                resource_start = self.length(pos, end, &resource_end)
+                pos = resource_end
+            elif 1 <= field <= 3 and wire != LEN:
+                raise Unusual("ResourceSpans field with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        if resource_start >= 0:
+            resource = self.resource(resource_start, resource_end)
+        else:
+            resource = _tuple_new(_Resource, ("unknown_service", {}))
+        pos = first
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 2 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                self.scope_spans(start, stop, resource)
+                pos = stop
+            else:
+                pos = self.skip(pos, end, wire)
+        return 0
+
+    cdef int request(self) except -1:
+        cdef uint64_t tag
+        cdef int field, wire
+        cdef Py_ssize_t pos = 0, end = self.size, start, stop
+        while pos < end:
+            pos = self.varint(pos, end, &tag)
+            field = <int>(tag >> 3)
+            wire = <int>(tag & 7)
+            if field == 1 and wire == LEN:
+                start = self.length(pos, end, &stop)
+                self.resource_spans(start, stop)
+                pos = stop
+            elif field == 1:
+                raise Unusual("resource_spans with an unexpected wire type")
+            else:
+                pos = self.skip(pos, end, wire)
+        return 0
+
+
+cdef object _invalid_ids(bytes trace_id, bytes span_id, bytes parent_id):
+    # The same checks and messages as protobuf._invalid_ids.
+    if len(trace_id) != 16 or trace_id == _ZERO_TRACE_ID:
+        return "span with an empty or invalid trace_id"
+    if len(span_id) != 8 or span_id == _ZERO_SPAN_ID:
+        return "span with an empty or invalid span_id"
+    if parent_id and len(parent_id) != 8:
+        return "span with an invalid parent_span_id"
+    return None
+
+
+def walk(
+    const unsigned char[::1] data,
+    bint keep_all,
+    keys,
+    tuple prefixes,
+    Py_ssize_t max_value_size,
+    keep,
+):
+    """(spans, rejected, first rejection reason, truncated values) of a valid request.
+
+    Raises ``Unusual`` for the shapes listed in the module docstring.
+    """
+    cdef _Walk walker = _Walk()
+    walker.buf = &data[0] if data.shape[0] else NULL
+    walker.size = data.shape[0]
+    walker.keep_all = keep_all
+    walker.keys = keys
+    walker.prefixes = prefixes
+    walker.limit = max_value_size
+    walker.keep = keep
+    walker.spans = []
+    walker.rejected = 0
+    walker.message = ""
+    walker.truncated = 0
+    if walker.size:
+        walker.request()
+    return walker.spans, walker.rejected, walker.message, walker.truncated

@@ -1,0 +1,359 @@
+"""The compiled walker (``collector.decode._wire``) gives exactly the upb walk's records.
+
+``decode_protobuf`` uses the walker when it is built and falls back to reading the
+parsed upb message for the shapes the walker leaves alone. Every test here compares
+the two paths on the same bytes: golden traces from real frameworks, synthetic
+traces, hand-encoded wire shapes protobuf libraries never write (fields out of
+order, duplicated messages, wrong wire types, groups), and fuzzed payloads.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+
+from collector.decode import AttributeSelector, DecodeError, decode_protobuf
+from collector.decode import protobuf as pb_decoder
+from collector.decode.common import KEEP_ALL, DecodedBatch
+from collector.files import read_payloads
+from collector.normalize.selector import ATTRIBUTE_SELECTOR
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+TRACE_ID = bytes(range(1, 17))
+SPAN_ID = bytes(range(1, 9))
+PARENT_ID = bytes(range(11, 19))
+SELECTORS = {
+    "keep_all": KEEP_ALL,
+    "normalizer": ATTRIBUTE_SELECTOR,
+    "short_values": AttributeSelector(["k", "s"], ["gen_ai."], max_value_size=3),
+}
+
+
+def upb_walk(
+    data: bytes, selector: AttributeSelector, keep: Callable[[bytes], bool] | None = None
+) -> DecodedBatch:
+    return pb_decoder.walk_parsed(ExportTraceServiceRequest.FromString(data), selector, keep)
+
+
+def assert_same(data: bytes, selector: AttributeSelector = KEEP_ALL) -> DecodedBatch:
+    """Both paths agree on ``data``; returns the batch."""
+    decoded = decode_protobuf(data, selector)
+    assert same(decoded, upb_walk(data, selector))
+    return decoded
+
+
+def same(ours: DecodedBatch, reference: DecodedBatch) -> bool:
+    """Equal, types included (``True`` vs ``1``, tuple vs list), NaN equal to NaN."""
+    return repr(ours) == repr(reference)
+
+
+def walker_handles(data: bytes, selector: AttributeSelector = KEEP_ALL) -> bool:
+    """True if the compiled walker decoded ``data`` itself (no fallback)."""
+    from collector.decode import _wire
+
+    try:
+        _wire.walk(
+            data, selector.keep_all, selector.keys, selector.prefixes, selector.max_value_size, None
+        )
+    except _wire.Unusual:
+        return False
+    return True
+
+
+# --- raw wire encoding, for shapes the protobuf library never writes ----------------
+
+
+def varint(value: int) -> bytes:
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def field(number: int, payload: bytes | int, wire_type: int | None = None) -> bytes:
+    if isinstance(payload, int):
+        return varint(number << 3 | (wire_type or 0)) + (
+            struct.pack("<Q", payload) if wire_type == 1 else varint(payload)
+        )
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def kv(key: str, value: bytes) -> bytes:
+    return field(1, key.encode()) + field(2, value)
+
+
+def request_with(span_fields: bytes, resource: bytes = b"", scope: bytes = b"") -> bytes:
+    resource_spans = field(1, resource) + field(2, field(1, scope) + field(2, span_fields))
+    return field(1, resource_spans)
+
+
+def ids(parent: bytes = PARENT_ID) -> bytes:
+    return field(1, TRACE_ID) + field(2, SPAN_ID) + (field(4, parent) if parent else b"")
+
+
+# --- the tests ---------------------------------------------------------------------
+
+
+def test_the_compiled_walker_is_built() -> None:
+    # `make test` installs with a C compiler: CI must test the decoder users run.
+    assert pb_decoder.NATIVE_DECODER, (
+        "collector/decode/_wire.pyx was not compiled: reinstall with a C compiler "
+        "(`pip install -e .` with gcc and the Python headers)"
+    )
+
+
+def golden_payloads() -> list[Path]:
+    return sorted(GOLDEN.rglob("*.pb"))
+
+
+@pytest.mark.parametrize(
+    "path", golden_payloads(), ids=lambda p: str(p.relative_to(GOLDEN).with_suffix(""))
+)
+def test_golden_traces_decode_identically_without_fallback(path: Path) -> None:
+    for payload in read_payloads(path):
+        for selector in SELECTORS.values():
+            assert walker_handles(payload.data, selector)
+            assert_same(payload.data, selector)
+
+
+def test_synthetic_benchmark_traces_decode_identically(synthetic_pb: bytes) -> None:
+    for payload in read_payloads_bytes(synthetic_pb):
+        for selector in SELECTORS.values():
+            assert walker_handles(payload, selector)
+            assert assert_same(payload, selector).spans
+
+
+def read_payloads_bytes(data: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(data):
+        size = shift = 0
+        while True:
+            byte = data[pos]
+            pos += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        out.append(data[pos : pos + size])
+        pos += size
+    return out
+
+
+@pytest.fixture(scope="module")
+def synthetic_pb(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_traces.py"
+    if not script.exists():
+        pytest.skip(f"{script} not found")
+    path = tmp_path_factory.mktemp("synthetic") / "t.pb"
+    subprocess.run(
+        [sys.executable, str(script), "--traces", "120", "--pb", str(path)],
+        check=True,
+        capture_output=True,
+    )
+    return path.read_bytes()
+
+
+def every_value_kind() -> ExportTraceServiceRequest:
+    nested = AnyValue(
+        kvlist_value=KeyValueList(
+            values=[
+                KeyValue(key="inner", value=AnyValue(int_value=-5)),
+                KeyValue(key="none"),
+                KeyValue(key="long", value=AnyValue(string_value="é" * 10)),
+            ]
+        )
+    )
+    values = {
+        "s": AnyValue(string_value="päyload ✓"),
+        "empty": AnyValue(string_value=""),
+        "unset": AnyValue(),
+        "b": AnyValue(bool_value=True),
+        "f": AnyValue(bool_value=False),
+        "i": AnyValue(int_value=-(2**63)),
+        "big": AnyValue(int_value=2**63 - 1),
+        "d": AnyValue(double_value=-0.0),
+        "nan": AnyValue(double_value=float("inf")),
+        "raw": AnyValue(bytes_value=b"\x00\xff"),
+        "arr": AnyValue(
+            array_value=ArrayValue(values=[AnyValue(string_value="abcdef"), nested, AnyValue()])
+        ),
+        "kvl": nested,
+        "strindex": AnyValue(string_value_strindex=3),
+        "gen_ai.tool.name": AnyValue(string_value="lookup"),
+    }
+    span = PbSpan(
+        trace_id=TRACE_ID,
+        span_id=SPAN_ID,
+        parent_span_id=PARENT_ID,
+        name="näme",
+        kind=3,
+        start_time_unix_nano=2**64 - 1,
+        end_time_unix_nano=1,
+        status=Status(code=2, message="boom ✗"),
+        flags=0x100,
+        trace_state="k=v",
+        dropped_attributes_count=4,
+    )
+    span.attributes.extend(KeyValue(key=k, value=v) for k, v in values.items())
+    span.attributes.append(KeyValue(key="s", value=AnyValue(string_value="duplicate wins")))
+    event = span.events.add(time_unix_nano=7, name="exception")
+    event.attributes.append(KeyValue(key="exception.message", value=AnyValue(string_value="x")))
+    span.events.add(name="second")
+    link = span.links.add(trace_id=TRACE_ID, span_id=SPAN_ID)
+    link.attributes.append(KeyValue(key="ignored", value=AnyValue(int_value=1)))
+    root = PbSpan(trace_id=TRACE_ID, span_id=PARENT_ID, name="root")
+    root.attributes.extend(KeyValue(key=k, value=v) for k, v in values.items())
+    resource_spans = ResourceSpans(
+        scope_spans=[ScopeSpans(spans=[span, root], schema_url="u")], schema_url="r"
+    )
+    resource_spans.resource.attributes.append(
+        KeyValue(key="service.name", value=AnyValue(string_value="svc"))
+    )
+    resource_spans.scope_spans[0].scope.name = "scope"
+    resource_spans.scope_spans[0].scope.version = "1"
+    bare = ResourceSpans(scope_spans=[ScopeSpans(spans=[root])])  # no resource, no scope
+    return ExportTraceServiceRequest(resource_spans=[resource_spans, bare])
+
+
+@pytest.mark.parametrize("selector", SELECTORS.values(), ids=SELECTORS.keys())
+def test_every_value_kind_and_span_field(selector: AttributeSelector) -> None:
+    data = every_value_kind().SerializeToString()
+    assert walker_handles(data, selector)
+    batch = assert_same(data, selector)
+    assert len(batch.spans) == 3
+    if selector.max_value_size == 3:
+        assert batch.truncated_values > 0
+
+
+def test_rejected_spans_and_the_keep_filter() -> None:
+    good = PbSpan(trace_id=TRACE_ID, span_id=SPAN_ID)
+    other_trace = PbSpan(trace_id=bytes(range(2, 18)), span_id=SPAN_ID)
+    bad = [
+        PbSpan(span_id=SPAN_ID),
+        PbSpan(trace_id=bytes(16), span_id=SPAN_ID),
+        PbSpan(trace_id=TRACE_ID),
+        PbSpan(trace_id=TRACE_ID, span_id=bytes(8)),
+        PbSpan(trace_id=TRACE_ID, span_id=SPAN_ID, parent_span_id=b"\x01"),
+        PbSpan(trace_id=TRACE_ID[:8], span_id=SPAN_ID),
+    ]
+    data = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[*bad, good, other_trace])])]
+    ).SerializeToString()
+    batch = assert_same(data)
+    assert (len(batch.spans), batch.rejected) == (2, 6)
+    assert batch.message == "span with an empty or invalid trace_id"
+
+    def keep(trace_id: bytes) -> bool:
+        return trace_id == TRACE_ID
+
+    kept = decode_protobuf(data, keep=keep)
+    assert same(kept, upb_walk(data, KEEP_ALL, keep))
+    assert [span.trace_id for span in kept.spans] == [TRACE_ID]
+
+
+def test_fields_in_any_order_on_the_wire() -> None:
+    # Resource after its scopes, scope after its spans, parent id after attributes.
+    span = field(9, kv("gen_ai.tool.name", field(1, b"t"))) + field(5, b"n") + ids()
+    scope_spans = field(2, span) + field(1, field(1, b"scope"))
+    resource = field(1, kv("service.name", field(1, b"svc")))
+    data = field(1, field(2, scope_spans) + field(1, resource))
+    assert walker_handles(data, ATTRIBUTE_SELECTOR)
+    (decoded,) = assert_same(data, ATTRIBUTE_SELECTOR).spans
+    assert (decoded.scope_name, decoded.resource.service_name) == ("scope", "svc")
+    assert decoded.attributes == {"gen_ai.tool.name": "t"}
+
+
+def test_unknown_fields_of_every_wire_type_are_skipped() -> None:
+    unknown = field(99, 5) + field(98, 2**64 - 1, 1) + field(97, b"x")
+    fixed32 = varint(95 << 3 | 5) + struct.pack("<I", 3)
+    value = field(1, b"v") + unknown + fixed32
+    data = request_with(ids() + unknown + fixed32 + field(9, kv("k", value) + unknown))
+    assert walker_handles(data)
+    assert assert_same(data).spans[0].attributes == {"k": "v"}
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        # protobuf merges a singular message given twice: left to upb
+        "duplicate_status",
+        "duplicate_kvlist",
+        "duplicate_value",
+        # a known field with an unexpected wire type is an unknown field to upb
+        "name_as_varint",
+        "kind_as_bytes",
+        # groups (wire types 3/4) in an unknown field
+        "group",
+    ],
+)
+def test_shapes_left_to_upb_still_decode_identically(shape: str) -> None:
+    status = field(15, field(3, 2)) + field(15, field(2, b"merged"))
+    kvlist = field(6, field(1, kv("a", field(3, 1)))) + field(6, field(1, kv("b", field(3, 2))))
+    value_twice = field(1, b"k") + field(2, field(1, b"first")) + field(2, field(3, 7))
+    shapes = {
+        "duplicate_status": request_with(ids() + status),
+        "duplicate_kvlist": request_with(ids() + field(9, kv("k", kvlist))),
+        "duplicate_value": request_with(ids() + field(9, value_twice)),
+        "name_as_varint": request_with(ids() + field(5, 3, 0)),
+        "kind_as_bytes": request_with(ids() + field(6, b"\x01")),
+        "group": request_with(ids() + varint(50 << 3 | 3) + field(1, 1) + varint(50 << 3 | 4)),
+    }
+    data = shapes[shape]
+    assert not walker_handles(data)
+    assert assert_same(data).spans
+
+
+def test_a_payload_upb_refuses_is_refused() -> None:
+    with pytest.raises(DecodeError, match="not a valid ExportTraceServiceRequest"):
+        decode_protobuf(request_with(ids() + field(5, b"\xff\xfe")))  # invalid UTF-8 in name
+    with pytest.raises(DecodeError):
+        decode_protobuf(field(1, b"\x0a\x05ab"))  # length past the end
+
+
+def test_fuzzed_payloads_decode_identically_or_are_refused_by_both() -> None:
+    rng = random.Random(20261121)
+    seeds = [every_value_kind().SerializeToString()]
+    seeds += [p.data for path in golden_payloads()[:8] for p in read_payloads(path)]
+    checked = refused = 0
+    for _ in range(3000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            where = rng.randrange(len(data))
+            match rng.randrange(4):
+                case 0:
+                    data[where] = rng.randrange(256)
+                case 1:
+                    del data[where : where + rng.randint(1, 8)]
+                case 2:
+                    data[where:where] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 4)))
+                case _:
+                    data[where] ^= 1 << rng.randrange(8)
+        payload = bytes(data)
+        for selector in (KEEP_ALL, ATTRIBUTE_SELECTOR):
+            try:
+                reference = upb_walk(payload, selector)
+            except Exception:  # upb refuses it: so must decode_protobuf
+                with pytest.raises(DecodeError):
+                    decode_protobuf(payload, selector)
+                refused += 1
+                continue
+            assert same(decode_protobuf(payload, selector), reference)
+            checked += 1
+    assert checked > 500 and refused > 500  # the fuzzing exercised both outcomes
