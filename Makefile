@@ -12,8 +12,10 @@ STAMP   = $(VENV)/.installed
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# setup.py and the .pyx: the compiled decoder is rebuilt when they change.
-$(STAMP): pyproject.toml setup.py collector/decode/_wire.pyx | compiler
+# The compiled modules (setup.py) are rebuilt when their sources change: the decoder's
+# .pyx and the normalizer's .py files (mypyc).
+COMPILED = collector/decode/_wire.pyx $(wildcard collector/normalize/*.py collector/normalize/*/*.py)
+$(STAMP): pyproject.toml setup.py $(COMPILED) | compiler
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 		|| { echo "evald needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,12 +54,12 @@ prometheus:  ## install the Prometheus server the integration tests need (Debian
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
 			prometheus >/dev/null; }
 
-# The OTLP protobuf walker (collector/decode/_wire.pyx) is compiled at install. The
-# install succeeds without a compiler, but the tests require the compiled module.
-compiler:  ## install a C compiler for the compiled decoder (Debian/apt, once)
+# The OTLP protobuf walker and the normalizer are compiled at install (setup.py). The
+# install succeeds without a compiler, but the tests require the compiled modules.
+compiler:  ## install a C compiler for the compiled modules (Debian/apt, once)
 	@command -v cc >/dev/null 2>&1 || { \
 		command -v apt-get >/dev/null 2>&1 \
-			|| { echo "install a C compiler (cc) to build collector/decode/_wire"; exit 1; }; \
+			|| { echo "install a C compiler (cc) to build the compiled modules"; exit 1; }; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
 			gcc libc6-dev >/dev/null; }
@@ -70,4 +72,5 @@ bench: $(STAMP)  ## throughput benchmarks (prints ratios against an in-run basel
 
 clean:  ## remove the virtualenv and caches
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info build
-	rm -f collector/decode/_wire.c collector/decode/_wire.*.so
+	rm -f collector/decode/_wire.c
+	find collector -name '*.so' -delete

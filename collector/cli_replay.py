@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from collector.config import Config
-from collector.decode import warn_without_native_decoder
+from collector.native import warn_if_interpreted
 from collector.reports import FORMATS
 from collector.reports.fail_under import FailUnder
 
@@ -105,7 +105,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
         junit=args.report == "junit", workers=args.workers,
         log_level=logging.getLogger().getEffectiveLevel(),
     )  # fmt: skip
-    warn_without_native_decoder()
+    warn_if_interpreted()
     with tempfile.TemporaryDirectory(prefix="evald-replay-") as scratch:
         try:
             output = _run_with_progress(job, Path(scratch), known)

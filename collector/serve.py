@@ -24,7 +24,7 @@ from collector.app import (
 )
 from collector.clock import Clock, MonotonicClock
 from collector.config import Config
-from collector.decode import warn_without_native_decoder
+from collector.native import warn_if_interpreted
 from collector.pipeline import Pipeline
 from collector.receivers.grpc import GrpcReceiver
 from collector.receivers.http import HttpReceiver
@@ -96,7 +96,7 @@ async def run_daemon(config: Config) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, daemon.specs.reload))
-    warn_without_native_decoder()
+    warn_if_interpreted()
     try:
         await daemon.start()
     except OSError as exc:

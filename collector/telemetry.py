@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
-from collector.decode.protobuf import NATIVE_DECODER
+from collector.native import build_labels
 
 # `_created` series double the exposition size and no dashboard uses them.
 disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus-client
@@ -69,12 +69,12 @@ class Telemetry:
         r = self.registry
         self.build_info = Gauge(
             "evald_build_info",
-            "Always 1; labels: evald version, protobuf decoder (native: compiled walker, "
-            "upb: the slower fallback when it was not built)",
-            ["version", "decoder"],
+            "Always 1; labels: evald version, protobuf decoder (native | upb), normalizer "
+            "(compiled | interpreted): the interpreted fallbacks when built without a C compiler",
+            ["version", "decoder", "normalizer"],
             registry=r,
         )
-        self.build_info.labels(_version(), "native" if NATIVE_DECODER else "upb").set(1)
+        self.build_info.labels(version=_version(), **build_labels()).set(1)
         # --- ingestion -------------------------------------------------------
         self.spans_received = Counter(
             "evald_spans_received", "Spans accepted by a receiver", ["transport"], registry=r

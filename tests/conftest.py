@@ -21,6 +21,20 @@ T = TypeVar("T")
 CALL_TIMEOUT_S = 10.0
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test stale compiled modules: they shadow their edited sources."""
+    from collector.native import compiled_normalizer, stale_extensions
+
+    compiled_normalizer()  # imports the compiled modules, so they can be checked
+    stale = stale_extensions()
+    if stale:
+        pytest.exit(
+            "compiled modules are older than their sources, tests would run the old code: "
+            f"{', '.join(stale)}; rebuild with `make` or `pip install -e .`",
+            returncode=2,
+        )
+
+
 class LoopThread:
     """An asyncio loop running in a daemon thread; ``run`` waits for a coroutine."""
 

@@ -111,7 +111,7 @@ def last_text(messages: Any, roles: frozenset[str]) -> str | None:
     found = message_list(messages)
     if not found:
         return None
-    for message in reversed(found):
+    for message in found[::-1]:
         if role_of(message) in roles:
             value = text_of(message)
             if value:

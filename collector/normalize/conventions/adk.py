@@ -25,7 +25,7 @@ TOOL_ARGS = _PREFIX + "tool_call_args"
 TOOL_RESPONSE = _PREFIX + "tool_response"
 LLM_REQUEST = _PREFIX + "llm_request"
 LLM_RESPONSE = _PREFIX + "llm_response"
-SESSION_ID = _PREFIX + "session_id"
+SESSION_ID: str = _PREFIX + "session_id"
 
 KEYS = (TOOL_ARGS, TOOL_RESPONSE, LLM_REQUEST, LLM_RESPONSE, SESSION_ID)
 PREFIXES: tuple[str, ...] = ()

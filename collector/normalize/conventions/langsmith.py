@@ -30,7 +30,11 @@ COMPLETION = "gen_ai.completion"
 TAGS = "langsmith.span.tags"
 _METADATA = "langsmith.metadata."
 # NB ``langsmith.trace.session_id/_name`` is the LangSmith *project*, not a conversation.
-SESSION_KEYS = (_METADATA + "session_id", _METADATA + "thread_id", _METADATA + "conversation_id")
+SESSION_KEYS: tuple[str, ...] = (
+    _METADATA + "session_id",
+    _METADATA + "thread_id",
+    _METADATA + "conversation_id",
+)
 AGENT_NAME = _METADATA + "lc_agent_name"
 LANGGRAPH_NODE = _METADATA + "langgraph_node"
 

@@ -147,7 +147,7 @@ def llm_output(span: Span) -> str | None:
         content = text(attributes.get(message + "content"))
         if role is None and content is None:
             break
-        if content is not None and role in (None, *ASSISTANT_ROLES):
+        if content is not None and (role is None or role in ASSISTANT_ROLES):
             found = content
     return found
 

@@ -17,7 +17,7 @@ NAME = "traceloop"
 SPAN_KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
 _ASSOCIATION = "traceloop.association.properties."
-SESSION_KEYS = (
+SESSION_KEYS: tuple[str, ...] = (
     _ASSOCIATION + "session_id",
     _ASSOCIATION + "thread_id",
     _ASSOCIATION + "conversation_id",

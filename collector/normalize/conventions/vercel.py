@@ -29,7 +29,7 @@ MODEL_ID = "ai.model.id"
 INPUT_TOKENS = ("ai.usage.inputTokens", "ai.usage.promptTokens")  # 5.x+, 4.x
 OUTPUT_TOKENS = ("ai.usage.outputTokens", "ai.usage.completionTokens")
 _METADATA = "ai.telemetry.metadata."
-SESSION_KEYS = tuple(
+SESSION_KEYS: tuple[str, ...] = tuple(
     _METADATA + key
     for key in ("sessionId", "session_id", "conversationId", "conversation_id", "threadId")
 )

@@ -1,0 +1,80 @@
+"""Which of evald's compiled modules are in use (setup.py, docs/adr/0011-compiled-hot-path.md).
+
+Two parts of the per-trace hot path are compiled at install: the binary OTLP walker
+(``collector.decode._wire``, Cython) and the normalizer (``collector.normalize``,
+mypyc). Each is optional: without a C compiler the same results come from the
+interpreted code, slower. This module says which is which, for the startup warning,
+``evald_build_info`` and the test that CI runs on what it ships.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+from types import ModuleType
+
+from collector.decode.protobuf import NATIVE_DECODER
+
+log = logging.getLogger(__name__)
+
+# The modules mypyc compiles (setup.py: all of collector.normalize but mappings).
+NORMALIZER_PACKAGE = "collector.normalize"
+
+
+def _is_extension(module_name: str) -> bool:
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None) or ""
+    return path.endswith(tuple(EXTENSION_SUFFIXES))
+
+
+def compiled_normalizer() -> bool:
+    """True when the normalizer's modules are the mypyc-compiled ones."""
+    import collector.normalize.build  # noqa: F401, PLC0415  (imports the whole package)
+
+    return _is_extension("collector.normalize.build")
+
+
+def build_labels() -> dict[str, str]:
+    """``decoder`` (native | upb) and ``normalizer`` (compiled | interpreted)."""
+    return {
+        "decoder": "native" if NATIVE_DECODER else "upb",
+        "normalizer": "compiled" if compiled_normalizer() else "interpreted",
+    }
+
+
+def stale_extensions(modules: Mapping[str, ModuleType] | None = None) -> list[str]:
+    """Sources of loaded compiled modules (of ``sys.modules`` by default) that are newer
+    than the compiled module: an edit not rebuilt yet.
+
+    With an editable install (``make``), a compiled module shadows its ``.py``: an
+    edited source runs only after ``pip install -e .`` rebuilds it.
+    """
+    stale = []
+    for name, module in sorted((sys.modules if modules is None else modules).items()):
+        if not (name.startswith(NORMALIZER_PACKAGE) or name == "collector.decode._wire"):
+            continue
+        path = Path(getattr(module, "__file__", None) or "")
+        if not path.name.endswith(tuple(EXTENSION_SUFFIXES)):
+            continue
+        stem = path.name.split(".", 1)[0]
+        for source in (path.with_name(stem + ".py"), path.with_name(stem + ".pyx")):
+            if source.exists() and source.stat().st_mtime > path.stat().st_mtime:
+                stale.append(str(source))
+    return stale
+
+
+def warn_if_interpreted() -> None:
+    """Logs what is not compiled, or compiled from an older source (serve, replay)."""
+    labels = build_labels()
+    if labels["decoder"] != "native" or labels["normalizer"] != "compiled":
+        log.warning(
+            "evald runs partly interpreted (%s): same results, slower. It was installed "
+            "without a C compiler or with EVALD_PURE_PYTHON=1; reinstall with gcc and the "
+            "Python headers",
+            ", ".join(f"{key}={value}" for key, value in labels.items()),
+        )
+    for source in stale_extensions():
+        log.warning("%s changed after it was compiled: reinstall (pip install -e .)", source)
