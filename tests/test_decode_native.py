@@ -9,6 +9,7 @@ order, duplicated messages, wrong wire types, groups), and fuzzed payloads.
 
 from __future__ import annotations
 
+import json
 import random
 import struct
 from collections.abc import Callable
@@ -122,44 +123,93 @@ def test_golden_traces_decode_identically_without_fallback(path: Path) -> None:
             assert_same(payload.data, selector)
 
 
-def test_synthetic_benchmark_traces_decode_identically(synthetic_pb: bytes) -> None:
-    for payload in read_payloads_bytes(synthetic_pb):
+def test_agent_batches_decode_identically() -> None:
+    # The shape of shared/bench/make_traces.py batches: GenAI spans with JSON
+    # arguments, results and messages; two scopes; failing tools with an event.
+    rng = random.Random(7)
+    for data in agent_batches(rng, traces=40):
         for selector in SELECTORS.values():
-            assert walker_handles(payload, selector)
-            assert assert_same(payload, selector).spans
+            assert walker_handles(data, selector)
+            assert assert_same(data, selector).spans
 
 
-def read_payloads_bytes(data: bytes) -> list[bytes]:
-    out, pos = [], 0
-    while pos < len(data):
-        size = shift = 0
-        while True:
-            byte = data[pos]
-            pos += 1
-            size |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        out.append(data[pos : pos + size])
-        pos += size
-    return out
+def agent_batches(rng: random.Random, traces: int) -> list[bytes]:
+    def value(v: object) -> AnyValue:
+        if isinstance(v, bool):
+            return AnyValue(bool_value=v)
+        if isinstance(v, int):
+            return AnyValue(int_value=v)
+        if isinstance(v, float):
+            return AnyValue(double_value=v)
+        return AnyValue(string_value=str(v))
 
+    def span(trace_id: bytes, parent: bytes, name: str, **attributes: object) -> PbSpan:
+        out = PbSpan(
+            trace_id=trace_id,
+            span_id=rng.randbytes(8),
+            parent_span_id=parent,
+            name=name,
+            kind=rng.choice((1, 3)),
+            start_time_unix_nano=rng.getrandbits(62),
+            end_time_unix_nano=rng.getrandbits(62),
+        )
+        out.attributes.extend(
+            KeyValue(key=k.replace("__", "."), value=value(v)) for k, v in attributes.items()
+        )
+        return out
 
-@pytest.fixture(scope="module")
-def synthetic_pb(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_traces.py"
-    if not script.exists():
-        pytest.skip(f"{script} not found")
-    path = tmp_path_factory.mktemp("synthetic") / "t.pb"
-    subprocess.run(
-        [sys.executable, str(script), "--traces", "120", "--pb", str(path)],
-        check=True,
-        capture_output=True,
-    )
-    return path.read_bytes()
+    agent_spans, llm_spans = [], []
+    for _ in range(traces):
+        trace_id, root = rng.randbytes(16), rng.randbytes(8)
+        for _ in range(4):
+            calls = [{"type": "tool_call", "id": f"call_{rng.getrandbits(32)}", "name": "t"}]
+            llm_spans.append(
+                span(
+                    trace_id,
+                    root,
+                    "chat m",
+                    gen_ai__operation__name="chat",
+                    gen_ai__request__temperature=0.2,
+                    gen_ai__usage__input_tokens=rng.randrange(4000),
+                    gen_ai__output__messages=json.dumps([{"parts": calls}]),
+                )
+            )
+        for _ in range(5):
+            tool = span(
+                trace_id,
+                root,
+                "execute_tool t",
+                gen_ai__operation__name="execute_tool",
+                gen_ai__tool__name="t",
+                gen_ai__tool__call__arguments='{"q": "é ✓"}',
+                gen_ai__tool__call__result=json.dumps({"items": list(range(50))}),
+            )
+            if rng.random() < 0.2:
+                tool.status.code, tool.status.message = 2, "boom"
+                tool.events.add(name="exception", time_unix_nano=1).attributes.append(
+                    KeyValue(key="exception.type", value=AnyValue(string_value="ValueError"))
+                )
+            agent_spans.append(tool)
+        root_span = span(trace_id, b"", "invoke_agent a", gen_ai__agent__name="a")
+        root_span.span_id = root
+        agent_spans.append(root_span)
+    batches = []
+    for start in range(0, len(agent_spans), 64):  # traces straddle requests, as in the SDK
+        resource_spans = ResourceSpans(
+            scope_spans=[
+                ScopeSpans(spans=agent_spans[start : start + 64]),
+                ScopeSpans(spans=llm_spans[start : start + 51]),
+            ]
+        )
+        resource_spans.scope_spans[0].scope.name = "agent"
+        resource_spans.scope_spans[1].scope.name = "openai"
+        resource_spans.resource.attributes.append(
+            KeyValue(key="service.name", value=AnyValue(string_value="svc"))
+        )
+        batches.append(
+            ExportTraceServiceRequest(resource_spans=[resource_spans]).SerializeToString()
+        )
+    return batches
 
 
 def every_value_kind() -> ExportTraceServiceRequest:
