@@ -21,7 +21,7 @@ from collector.telemetry import Telemetry
 from evaluators.judges.settings import JudgeKeyError
 from evaluators.judges.setup import start_worker
 from evaluators.judges.worker import JudgeWorker
-from evaluators.runner import BoundEvaluator, bind_always
+from evaluators.runner import BoundEvaluator, EvaluationRunner, bind_always
 from evaluators.spec import SpecError, SpecSet, load_specs
 
 log = logging.getLogger(__name__)
@@ -170,6 +170,7 @@ def build_processor(
         sinks,
         telemetry,
         mappings=config.normalization.mappings,
+        runner=EvaluationRunner(timeout_s=config.evaluation.timeout),
         judges=build_judges(config, telemetry),
         wait_for_judges=False,
         judge_drain_timeout=config.judges.drain_timeout,

@@ -154,6 +154,12 @@ class Evaluation(_Section):
         default_factory=lambda: ["latency", "failure"],
         description="evaluators run on every trace, without a spec",
     )
+    timeout: Duration = Field(
+        default=10.0,
+        gt=0,
+        description="longest a plug-in evaluator may take on one trace (it runs on its "
+        "own thread); past it the result is an error and evaluation moves on",
+    )
 
 
 class Rotation(_Section):

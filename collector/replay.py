@@ -39,7 +39,7 @@ from collector.reports.summary import RunSummary
 from collector.sinks import ResultSink
 from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.telemetry import Telemetry
-from evaluators.runner import bind_always
+from evaluators.runner import EvaluationRunner, bind_always
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ class Replayer:
             [SummarySink(self.summary), *_file_sinks(results_out, trajectories_out), *sinks],
             self.telemetry,
             mappings=config.normalization.mappings,
+            runner=EvaluationRunner(timeout_s=config.evaluation.timeout),
             judges=build_judges(config, self.telemetry),  # awaited (not shed): complete results
         )
         self._selector = decoder_selector(config)

@@ -20,10 +20,12 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any, NamedTuple
 
 from evaluators.base import Evaluator
+from evaluators.isolation import EvaluatorBusy, EvaluatorTimeout, IsolatedCalls, runs_inline
 from evaluators.registry import EvaluatorRegistry, default_registry, user_code
 from evaluators.results import BooleanResult, ErrorResult, EvaluationResult, NumericResult
 from evaluators.selectors import sampled
@@ -79,20 +81,29 @@ def verdict(
 class EvaluationRunner:
     """Runs bound evaluators one after the other on one trajectory at a time.
 
+    ``timeout_s`` bounds every plug-in evaluator call: plug-ins then run on threads
+    of their own (``evaluators.isolation``) and one that hangs costs its own results
+    (``ErrorResult``), never the caller's progress; evald's built-ins run inline.
+    ``None`` runs everything inline, unbounded (sync code cannot be interrupted).
+    ``async_timeout_s`` bounds awaiting an inline async evaluator (default
+    ``timeout_s``).
+
     Not thread-safe: give each worker thread its own runner. ``run`` must not be
-    called from a thread whose event loop is running (an async evaluator would
-    then get an ``ErrorResult``). ``async_timeout_s`` bounds each awaited result;
-    a sync evaluator cannot be interrupted. ``close()`` closes the private loop
-    and is safe to call twice; the runner can be used again afterwards.
+    called from a thread whose event loop is running (an inline async evaluator
+    would then get an ``ErrorResult``). ``close()`` closes the private loop and
+    lets the plug-in threads exit; it is safe to call twice, and the runner can be
+    used again afterwards.
     """
 
     def __init__(
         self,
         *,
+        timeout_s: float | None = None,
         async_timeout_s: float | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self._timeout = async_timeout_s
+        self._timeout = async_timeout_s if async_timeout_s is not None else timeout_s
+        self._isolated = IsolatedCalls(timeout_s) if timeout_s is not None else None
         self._clock = clock
         self._loop: asyncio.AbstractEventLoop | None = None
         self._logged: set[tuple[str | None, str]] = set()
@@ -119,7 +130,9 @@ class EvaluationRunner:
         return Outcome(bound.spec_id, bound.id, result, passed, self._clock() - started)
 
     def close(self) -> None:
-        """Close the private event loop, if one was created."""
+        """Close the private event loop, if one was created, and idle plug-in threads."""
+        if self._isolated is not None:
+            self._isolated.close()
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed():
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -137,9 +150,15 @@ class EvaluationRunner:
         self.close()
 
     def _evaluate(self, trajectory: Trajectory, bound: BoundEvaluator) -> EvaluationResult:
-        result: object = bound.evaluator.evaluate(trajectory, bound.criteria)
-        if inspect.isawaitable(result):
-            result = self._await(result)
+        evaluator, criteria = bound.evaluator, bound.criteria
+        result: object
+        if self._isolated is not None and not runs_inline(evaluator):
+            call = partial(evaluator.evaluate, trajectory, criteria)
+            result = self._isolated.call(evaluator, call)
+        else:
+            result = evaluator.evaluate(trajectory, criteria)
+            if inspect.isawaitable(result):
+                result = self._await(result)
         if not isinstance(result, _RESULT_TYPES):
             raise TypeError(
                 f"evaluate() returned {type(result).__name__}, "
@@ -180,7 +199,8 @@ class EvaluationRunner:
             bound.spec_id,
             type(exc).__name__,
             exc,
-            exc_info=first,
+            # A timeout's traceback would show the runner, not the evaluator.
+            exc_info=first and not isinstance(exc, EvaluatorTimeout | EvaluatorBusy),
         )
 
 
