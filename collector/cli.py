@@ -131,6 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TraceFileError, cli_replay.ReplayError, CompareInputError) as exc:
         print(f"evald: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`evald check | head -1`): stop quietly, as Unix tools
+        # do. stdout now points at /dev/null so the flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
 
 
 def _serve(config: Config) -> int:

@@ -138,6 +138,26 @@ def test_check_accepts_the_default_config(capsys: pytest.CaptureFixture[str]) ->
     assert "config OK" in capsys.readouterr().out
 
 
+def test_a_closed_stdout_ends_the_command_quietly() -> None:
+    # `evald check | head -0`: the reader is gone before evald writes.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        command = [sys.executable, "-m", "collector.cli", "check"]
+        done = subprocess.run(
+            [*command, "--config", str(ROOT / "config" / "evald.yaml")],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == 1
+    assert done.stderr == ""  # no traceback, no "Exception ignored" at exit
+
+
 def test_check_names_the_broken_spec_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
