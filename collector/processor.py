@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 from collector.model import Trace
 from collector.normalize import Mappings, normalize
-from collector.sinks import ResultSink, write_more, write_to
+from collector.sinks import ResultSink, close_sink, write_more, write_to
 from collector.telemetry import Telemetry
 from evaluators.judges.base import JudgeEvaluator
 from evaluators.judges.worker import JudgeWorker
@@ -93,16 +94,24 @@ class TraceProcessor:
         return [*self._runner.run(trajectory, inline), *self._judge_now(trajectory, judged)]
 
     def close(self, timeout: float | None = None) -> None:
-        """Let pending judge work finish (``timeout``, default ``judge_drain_timeout``),
-        then close every sink and the runner; safe to call twice."""
+        """Let pending judge work finish, then close every sink and the runner; safe to
+        call twice.
+
+        ``timeout`` is the whole budget (daemon shutdown): judges get at most half of
+        it (and at most ``judge_drain_timeout``), the sinks' flush what is left. None:
+        judges get ``judge_drain_timeout`` and each sink its own limits (replay).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
         if self._judges is not None:
-            self._judges.close(self._judge_drain_timeout if timeout is None else timeout)
+            drain = self._judge_drain_timeout
+            self._judges.close(drain if timeout is None else min(drain, timeout / 2))
         for spec_id, count in sorted(dict(self._unmatched).items()):  # copy: the worker may add
             log.info("spec %s: %d trace(s) matched no item of its dataset", spec_id, count)
         self._unmatched.clear()
         for sink in self._sinks:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                sink.close()
+                close_sink(sink, remaining)
             except Exception:  # one sink failing to close must not keep others open
                 log.exception("closing sink %s failed", sink.name)
         self._runner.close()

@@ -75,17 +75,30 @@ class Daemon:
         self._started = True
 
     async def shutdown(self) -> bool:
-        """Graceful stop within ``shutdown.grace``; False if traces had to be dropped."""
+        """Graceful stop within ``shutdown.grace``; False if traces had to be dropped.
+
+        One budget: in-flight exports get up to a quarter of it; evaluating what was
+        accepted gets the time up to the last quarter when judges or OTLP output must
+        be drained and flushed after it (else all of it); they get what is left.
+        """
         self._stopping = True
         await self.spec_watch.shutdown()
         grace = self.config.shutdown.grace
-        deadline = time.monotonic() + grace
-        receiver_grace = grace / 4  # in-flight exports; the rest is for evaluation
+        started = time.monotonic()
+        receiver_grace = grace / 4
         await asyncio.gather(self.grpc.shutdown(receiver_grace), self.http.shutdown(receiver_grace))
-        clean = await self.pipeline.shutdown(max(0.0, deadline - time.monotonic()))
-        await asyncio.to_thread(self._processor.close)
+        outputs = grace / 4 if self._drains_outputs else 0.0
+        evaluation_deadline = started + grace - outputs
+        clean = await self.pipeline.shutdown(max(0.0, evaluation_deadline - time.monotonic()))
+        flush = max(0.0, started + grace - time.monotonic())
+        await asyncio.to_thread(self._processor.close, flush)
         await self.admin.shutdown(1.0)
         return clean
+
+    @property
+    def _drains_outputs(self) -> bool:
+        """Whether closing the processor can take time (judge calls, OTLP exports)."""
+        return bool(self.config.judges.endpoints) or self.config.outputs.otlp.endpoint is not None
 
 
 async def run_daemon(config: Config) -> int:

@@ -14,6 +14,9 @@ through ``write_to`` / ``write_more``, which fall back to ``write``:
 - ``write_outcomes(trajectory, outcomes)``: more outcomes for a trajectory that was
   already written (an LLM judge answering later); per-trace facts are not counted
   again.
+- ``close_within(timeout)``: instead of ``close`` when the caller has a deadline
+  (daemon shutdown), for sinks whose flush can take long (the OTLP sink); callers go
+  through ``close_sink``.
 """
 
 from __future__ import annotations
@@ -62,3 +65,13 @@ def write_more(sink: ResultSink, trajectory: Trajectory, outcomes: Sequence[Outc
         write_outcomes(trajectory, outcomes)
     else:
         sink.write(trajectory, outcomes)
+
+
+def close_sink(sink: ResultSink, timeout: float | None) -> None:
+    """Close ``sink`` within ``timeout`` seconds if it can bound its flush (None: its
+    own limits). Raises what the sink raises."""
+    close_within = getattr(sink, "close_within", None)
+    if timeout is not None and close_within is not None:
+        close_within(timeout)
+    else:
+        sink.close()

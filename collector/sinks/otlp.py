@@ -16,6 +16,7 @@ Writes never block: export is batched on the SDK's threads (``otlp_export``).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -113,6 +114,18 @@ class OtlpSink:
         self.write(trajectory, outcomes)
 
     def close(self) -> None:
-        for channel in (self._spans, self._logs):
-            if channel is not None:
-                channel.close(self._config.timeout)
+        self.close_within(self._config.timeout)
+
+    def close_within(self, timeout: float) -> None:
+        """Export what is queued within ``timeout`` seconds in all, both signals at
+        once; what is left is counted as dropped."""
+        channels = [channel for channel in (self._spans, self._logs) if channel is not None]
+        deadline = time.monotonic() + timeout
+        closers = [
+            threading.Thread(target=channel.close_by, args=(deadline,), name="evald-otlp-close")
+            for channel in channels
+        ]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join()

@@ -16,6 +16,7 @@ queued items per signal, never ingestion.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
@@ -36,6 +37,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from collector.config import OtlpOutput
 from collector.telemetry import Telemetry
+
+# Past the deadline, how long closing still waits for the SDK's batch processor to
+# stop: the exporter is closed by then, so an export in progress returns at once.
+_STOP_GRACE_S = 1.0
 
 ItemT = TypeVar("ItemT")
 
@@ -166,10 +171,16 @@ class Channel(Generic[ItemT]):
         self._emit(item)
 
     def close(self, timeout: float) -> None:
-        """Export what is queued within ``timeout`` seconds; count the rest as dropped.
+        """Export what is queued within ``timeout`` seconds; count the rest as dropped."""
+        self.close_by(time.monotonic() + timeout)
 
-        Safe to call twice. The SDK's ``force_flush`` ignores its timeout, so it runs
-        in a helper thread that closing the exporter releases.
+    def close_by(self, deadline: float) -> None:
+        """Export what is queued until ``deadline`` (``time.monotonic``), then stop;
+        what is left is counted as dropped. Returns by ``deadline`` (plus the time
+        the SDK takes to stop an interrupted export). Safe to call twice.
+
+        The SDK's ``force_flush`` and ``shutdown`` ignore timeouts, so both run in a
+        helper thread that closing the exporter releases.
         """
         if self._closed:
             return
@@ -178,10 +189,13 @@ class Channel(Generic[ItemT]):
             target=self._processor.force_flush, name="evald-otlp-flush", daemon=True
         )
         flusher.start()
-        flusher.join(timeout)
+        flusher.join(max(0.0, deadline - time.monotonic()))
         self._accounting.close()  # anything not sent by now is counted as dropped
-        self._processor.shutdown()
-        flusher.join(timeout)
+        stopper = threading.Thread(
+            target=self._processor.shutdown, name="evald-otlp-stop", daemon=True
+        )
+        stopper.start()
+        stopper.join(max(_STOP_GRACE_S, deadline - time.monotonic()))
         self._counts.dropped.inc(self._budget.drain())
 
 
