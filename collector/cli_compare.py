@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--align-by",
         default="input",
         metavar="FIELD",
-        help="what makes two results the same item: input (default), trace_id, session_id, "
-        "or a resource attribute such as a dataset case id",
+        help="what makes two results the same item: input (default), item (the dataset "
+        "item of a dataset spec), trace_id, session_id, or a resource attribute",
     )
     parser.add_argument(
         "--lower-is-better",

@@ -110,7 +110,7 @@ class _Binder:
             self._report(raw, item, [self._from_bind(item, problem) for problem in exc.problems])
             return
         if key is not None:
-            self.cases[key] = bound
+            self.cases[key] = tuple(entry._replace(item=item.id or key) for entry in bound)
 
     def _key(self, raw: _Raw, item: DatasetItem) -> str | None:
         by = self.ref.match_by

@@ -51,13 +51,14 @@ _RESULT_TYPES = (NumericResult, BooleanResult, ErrorResult)
 
 
 class Outcome(NamedTuple):
-    """One evaluator's result on one trajectory."""
+    """One evaluator's result on one trajectory (``item``: see ``BoundEvaluator``)."""
 
     spec_id: str | None
     evaluator: str
     result: EvaluationResult
     passed: bool | None
     duration_s: float
+    item: str | None = None
 
 
 def due(bound: BoundEvaluator, trajectory: Trajectory) -> bool:
@@ -127,7 +128,8 @@ class EvaluationRunner:
         except (Exception, asyncio.CancelledError) as exc:
             self._log_first(bound, exc)
             result, passed = ErrorResult(error=f"{type(exc).__name__}: {exc}"), None
-        return Outcome(bound.spec_id, bound.id, result, passed, self._clock() - started)
+        duration = self._clock() - started
+        return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item)
 
     def close(self) -> None:
         """Close the private event loop, if one was created, and idle plug-in threads."""

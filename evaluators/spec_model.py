@@ -29,6 +29,8 @@ class BoundEvaluator(NamedTuple):
     the share of *all* traces this evaluator runs on, decided by trace id (the
     spec's rate times the entry's: see ``evaluators.selectors.sampled``).
     ``judge`` names the configured LLM judge of a judge evaluator, else None.
+    ``item`` is, for a dataset spec, the item these evaluators were bound for: its
+    ``id``, else its normalised input (``evald compare --align-by item``).
     """
 
     spec_id: str | None
@@ -38,6 +40,7 @@ class BoundEvaluator(NamedTuple):
     threshold: float | None
     sample_rate: float = 1.0
     judge: str | None = None
+    item: str | None = None
 
 
 class EvaluatorEntry(BaseModel):

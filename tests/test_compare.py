@@ -145,6 +145,40 @@ def test_replay_then_compare_two_agent_versions(tmp_path: Path) -> None:
     assert rows["failure"]["ties"] == 12
 
 
+def test_align_by_dataset_item_pairs_runs_whose_inputs_differ(tmp_path: Path) -> None:
+    cases = "\n".join(
+        f"  - {{id: case-{i}, reference: {{trajectory: [lookup_invoice, refund]}}}}"
+        for i in range(6)
+    )
+    (tmp_path / "cases.yaml").write_text(f"items:\n{cases}\n")
+    spec = tmp_path / "set.yaml"
+    spec.write_text(
+        "id: shop-set\nmatch: {service: shop-agent}\n"
+        "dataset: {path: cases.yaml, match_by: {attribute: eval.case.id}}\n"
+        "evaluators: [trajectory_exact_match]\n"
+    )
+    # v2 words every question differently: only the case id says which item it is.
+    runs = [agent_run(i + 1, EXTRA if i < 4 else GOOD, f"question {i}", "1.0",
+                      {"eval.case.id": f"case-{i}"}) for i in range(6)]  # fmt: skip
+    runs += [agent_run(i + 101, GOOD, f"Could you help with question {i}?", "2.0",
+                       {"eval.case.id": f"case-{i}"}) for i in range(6)]  # fmt: skip
+    (tmp_path / "runs.pb").write_bytes(framed(*runs))
+    out = tmp_path / "results.jsonl"
+    main(["--log-level", "ERROR", "replay", str(tmp_path / "runs.pb"), "--spec", str(spec),
+          "--results-out", str(out)])  # fmt: skip
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    items = {line["item"] for line in lines if line["spec"] == "shop-set"}
+    assert items == {f"case-{i}" for i in range(6)}
+    assert {line["item"] for line in lines if line["spec"] is None} == {None}
+
+    _, by_item = compare_json(out, "--split-by", "service.version", "--align-by", "item")
+    (row,) = by_item["comparisons"]  # results without an item (always-on) are not compared
+    assert (row["pairs"], row["a_wins"], row["b_wins"], row["ties"]) == (6, 0, 4, 2)
+    _, by_input = compare_json(out, "--split-by", "service.version")
+    exact = [r for r in by_input["comparisons"] if r["evaluator"] == "trajectory_exact_match"]
+    assert exact[0]["pairs"] == 0  # the inputs never match
+
+
 def test_tally_is_the_plug_point_for_any_preference_source() -> None:
     tally = Tally()
     for preference in ("a", "b", "tie", "a"):

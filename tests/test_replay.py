@@ -41,9 +41,14 @@ def _kv(key: str, value: str) -> KeyValue:
 
 
 def agent_run(
-    n: int, tools: Iterable[str] = GOOD, question: str | None = None, version: str = "1.0"
+    n: int,
+    tools: Iterable[str] = GOOD,
+    question: str | None = None,
+    version: str = "1.0",
+    attributes: dict[str, str] | None = None,
 ) -> bytes:
-    """One trace (trace id ``n``) as a serialized ``ExportTraceServiceRequest``."""
+    """One trace (trace id ``n``) as a serialized ``ExportTraceServiceRequest``;
+    ``attributes`` are added to the root span."""
     trace_id, root = n.to_bytes(16, "big"), (n * 64 + 1).to_bytes(8, "big")
     start = T0 + n * 1_000_000_000
     spans = []
@@ -62,6 +67,7 @@ def agent_run(
         _kv("gen_ai.operation.name", "invoke_agent"), _kv("gen_ai.agent.name", "shop"),
         _kv("gen_ai.input.messages", json.dumps(message)),
     ])  # fmt: skip
+    root_span.attributes.extend(_kv(key, value) for key, value in (attributes or {}).items())
     resource_spans = ResourceSpans(scope_spans=[ScopeSpans(spans=[*spans, root_span])])
     resource_spans.resource.attributes.extend(
         [_kv("service.name", "shop-agent"), _kv("service.version", version)]

@@ -52,8 +52,9 @@ def result_record(trajectory: Trajectory, outcome: Outcome) -> dict[str, Any]:
         "agent": trajectory.agent,
         "session_id": trajectory.session_id,
         "duration_s": outcome.duration_s,
-        # For `evald compare`: the item (user input) and the agent version
-        # (resource attributes such as service.version) of the result.
+        # For `evald compare`: the item (dataset item, user input) and the agent
+        # version (resource attributes such as service.version) of the result.
+        "item": outcome.item,
         "input": trajectory.input,
         "resource": _scalars(trajectory.resource_attributes),
     }

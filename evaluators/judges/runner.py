@@ -125,7 +125,8 @@ class JudgeRunner:
             self._log_first(bound, exc)
             result = ErrorResult(error=f"{type(exc).__name__}: {exc}")
         passed = verdict(bound.evaluator, result, bound.threshold)
-        return Outcome(bound.spec_id, bound.id, result, passed, self._clock() - started)
+        duration = self._clock() - started
+        return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item)
 
     async def close(self) -> None:
         """Close every judge's HTTP session and the cache file; safe to call twice."""
