@@ -59,6 +59,7 @@ class Seen:
 
     headers: dict[str, str]
     body: dict[str, Any]
+    query: dict[str, str] = field(default_factory=dict)
 
     @property
     def system(self) -> str:
@@ -117,7 +118,7 @@ class FakeChatServer:
             assert self.arrived.acquire(timeout=timeout), "a judge request never arrived"
 
     async def _handle(self, request: web.Request) -> web.Response:
-        seen = Seen(dict(request.headers), await request.json())
+        seen = Seen(dict(request.headers), await request.json(), dict(request.query))
         self.requests.append(seen)
         self.arrived.release()
         reply = self._next(seen)

@@ -257,6 +257,31 @@ def test_the_api_key_is_sent_but_never_logged_or_raised(
     assert "invalid key" in caplog.text
 
 
+def test_azure_style_key_header_query_and_extra_headers(
+    server: FakeChatServer, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALD_TEST_JUDGE_KEY", KEY)
+    config = settings(
+        server,
+        api_key_env="EVALD_TEST_JUDGE_KEY",
+        api_key_header="api-key",
+        query={"api-version": "2024-10-21"},
+        headers={"X-Gateway-Route": "judges"},
+    )
+    ask(Judge("default", config, read_api_key(config), recorder, sleep=recorder.sleep))
+    (seen,) = server.requests
+    assert seen.headers["api-key"] == KEY  # the bare key, as Azure OpenAI wants it
+    assert "Authorization" not in seen.headers
+    assert seen.query == {"api-version": "2024-10-21"}
+    assert seen.headers["X-Gateway-Route"] == "judges"
+
+
+@pytest.mark.parametrize("name", ["Authorization", "API-KEY"])
+def test_a_key_header_in_the_config_is_refused(server: FakeChatServer, name: str) -> None:
+    with pytest.raises(ValueError, match="never goes in the config"):
+        settings(server, api_key_header="api-key", headers={name: "sk-secret"})
+
+
 def test_without_a_key_no_authorization_header(server: FakeChatServer, recorder: Recorder) -> None:
     ask(make_judge(server, recorder))
     assert "Authorization" not in server.requests[0].headers

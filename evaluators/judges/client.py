@@ -81,9 +81,14 @@ class ChatClient:
             raise RetryableError(message, "transport") from None
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            **self._settings.headers,
+        }
         if self._key is not None:
-            headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
+            name, key = self._settings.api_key_header, self._key.get_secret_value()
+            headers[name] = f"Bearer {key}" if name.lower() == "authorization" else key
         return headers
 
     def _client(self) -> aiohttp.ClientSession:

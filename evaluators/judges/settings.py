@@ -5,7 +5,7 @@ duration fields to accept ``5s`` / ``500ms``) and by library users, who build it
 directly with seconds. The API key never lives in the config: ``api_key_env``
 names an environment variable and ``api_key_file`` a file holding it; the key is
 read at start-up into a ``SecretStr`` (its repr is masked) and only ever put in
-the ``Authorization`` header.
+the ``Authorization`` header (or the one ``api_key_header`` names).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -54,6 +55,19 @@ class JudgeSettings(BaseModel):
         default=30.0, gt=0, description="longest wait between attempts; a longer Retry-After fails"
     )
     budget: JudgeBudget = JudgeBudget()
+    api_key_header: str = Field(
+        default="Authorization",
+        min_length=1,
+        description="header carrying the key: Authorization (sent as 'Bearer KEY'), or "
+        "another name (Azure OpenAI: api-key) for the bare key",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="extra request headers; never the key"
+    )
+    query: dict[str, str] = Field(
+        default_factory=dict,
+        description="URL query parameters (Azure OpenAI: {api-version: 2024-10-21})",
+    )
 
     @field_validator("base_url")
     @classmethod
@@ -66,12 +80,20 @@ class JudgeSettings(BaseModel):
     def _one_key_source(self) -> JudgeSettings:
         if self.api_key_env is not None and self.api_key_file is not None:
             raise ValueError("give api_key_env or api_key_file, not both")
+        key_headers = {"authorization", self.api_key_header.lower()}
+        for name in self.headers:
+            if name.lower() in key_headers:
+                raise ValueError(
+                    f"headers: {name!r} carries the API key, which never goes in the config: "
+                    "use api_key_env or api_key_file (and api_key_header for its name)"
+                )
         return self
 
     @property
     def url(self) -> str:
-        """The chat-completions URL."""
-        return f"{self.base_url}/chat/completions"
+        """The chat-completions URL, with ``query`` if any."""
+        url = f"{self.base_url}/chat/completions"
+        return f"{url}?{urlencode(self.query)}" if self.query else url
 
 
 class JudgeKeyError(Exception):
