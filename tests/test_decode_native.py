@@ -362,6 +362,22 @@ def test_shapes_left_to_upb_still_decode_identically(shape: str) -> None:
     assert assert_same(data).spans
 
 
+def test_a_replaced_oneof_member_is_neither_built_nor_counted() -> None:
+    # Last member wins: a long string (or an array of long strings) replaced by an
+    # int must not count as a truncated value (found by review: it did).
+    short = AttributeSelector(["k"], [], max_value_size=3)
+    array = field(5, field(1, field(1, b"abcdefgh")))
+    for value in (field(1, b"abcdefgh") + field(3, 5), array + field(3, 5)):
+        data = request_with(ids(parent=b"") + field(9, kv("k", value)))
+        batch = assert_same(data, short)
+        assert (batch.spans[0].attributes, batch.truncated_values) == ({"k": 5}, 0)
+
+
+def test_an_unbounded_value_size_is_accepted() -> None:
+    data = every_value_kind().SerializeToString()
+    assert assert_same(data, AttributeSelector(None, None, max_value_size=2**80)).spans
+
+
 def test_a_payload_upb_refuses_is_refused() -> None:
     with pytest.raises(DecodeError, match="not a valid ExportTraceServiceRequest"):
         decode_protobuf(request_with(ids() + field(5, b"\xff\xfe")))  # invalid UTF-8 in name

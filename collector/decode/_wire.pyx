@@ -125,50 +125,48 @@ cdef class _Walk:
 
     cdef object any_value(self, Py_ssize_t pos, Py_ssize_t end):
         """An ``AnyValue`` as the upb walk's ``_value`` returns it."""
-        cdef uint64_t key, number
+        cdef uint64_t key, number = 0
         cdef int field, wire, which = 0
-        cdef Py_ssize_t start, stop
+        cdef Py_ssize_t start = 0, stop = 0
         cdef double real
-        value = None
         while pos < end:
             pos = self.varint(pos, end, &key)
             field = <int>(key >> 3)
             wire = <int>(key & 7)
-            if field == 1 and wire == LEN:
+            if (field == 1 or field == 7) and wire == LEN:
                 start = self.length(pos, end, &stop)
-                value = self.cut(self.text(start, stop))
-                pos, which = stop, 1
-            elif field == 2 and wire == VARINT:
+                pos, which = stop, field
+            elif (field == 2 or field == 3 or field == 8) and wire == VARINT:
                 pos = self.varint(pos, end, &number)
-                value, which = number != 0, 2
-            elif field == 3 and wire == VARINT:
-                pos = self.varint(pos, end, &number)
-                value, which = <int64_t>number, 3
+                which = field
             elif field == 4 and wire == FIXED64:
                 number = self.fixed64(pos, end)
-                memcpy(&real, &number, 8)
-                value, which, pos = real, 4, pos + 8
-            elif field == 5 and wire == LEN:
-                if which == 5:
-                    raise Unusual("array_value given twice (merged)")
+                which, pos = 4, pos + 8
+            elif (field == 5 or field == 6) and wire == LEN:
+                if which == field:
+                    raise Unusual("array_value/kvlist_value given twice (merged)")
                 start = self.length(pos, end, &stop)
-                value, which, pos = self.array(start, stop), 5, stop
-            elif field == 6 and wire == LEN:
-                if which == 6:
-                    raise Unusual("kvlist_value given twice (merged)")
-                start = self.length(pos, end, &stop)
-                value, which, pos = self.kvlist(start, stop), 6, stop
-            elif field == 7 and wire == LEN:
-                start = self.length(pos, end, &stop)
-                value, which, pos = self.raw(start, stop), 7, stop
-            elif field == 8 and wire == VARINT:  # string_value_strindex (profiles only)
-                pos = self.varint(pos, end, &number)
-                value, which = None, 8
+                which, pos = field, stop
             elif 1 <= field <= 8:
                 raise Unusual("AnyValue field with an unexpected wire type")
             else:
                 pos = self.skip(pos, end, wire)
-        return value
+        if which == 1:
+            return self.cut(self.text(start, stop))
+        if which == 2:
+            return number != 0
+        if which == 3:
+            return <int64_t>number
+        if which == 4:
+            memcpy(&real, &number, 8)
+            return real
+        if which == 5:
+            return self.array(start, stop)
+        if which == 6:
+            return self.kvlist(start, stop)
+        if which == 7:
+            return self.raw(start, stop)
+        return None
 
     cdef tuple array(self, Py_ssize_t pos, Py_ssize_t end):
         cdef uint64_t key

@@ -10,6 +10,7 @@ value the selector does not want is never turned into a Python object.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -130,7 +131,8 @@ def decode_protobuf(
     empty or malformed ids are rejected individually and counted in the batch.
     ``keep``, if given, is asked with each valid span's trace id; spans it refuses
     are skipped before their attributes are converted, and not counted (replay
-    workers each take a share of the traces this way).
+    workers each take a share of the traces this way). It must be a pure function:
+    it may be asked twice about a span (when the walker hands a payload back to upb).
     """
     try:
         request = ExportTraceServiceRequest.FromString(data)
@@ -143,7 +145,7 @@ def decode_protobuf(
                 selector.keep_all,
                 selector.keys,
                 selector.prefixes,
-                selector.max_value_size,
+                min(selector.max_value_size, sys.maxsize),  # a C ssize_t in the walker
                 keep,
             )
             return DecodedBatch(spans, rejected, message, truncated)
