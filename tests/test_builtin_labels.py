@@ -1,6 +1,6 @@
 """The example specs of ``config/specs`` agree with the labels of every captured scenario.
 
-``evald replay`` runs every golden trace (11 framework captures, each of the labelled
+``evald replay`` runs every golden trace (12 framework captures, each of the labelled
 music-store scenarios) through the example specs; each row of ``AGREEMENT``
 says which label an evald verdict stands for, and the two must agree on every
 run. This is the agreement table of the README ("Built-in evaluators").
@@ -106,7 +106,7 @@ AGREEMENT = [
 
 
 def test_every_labelled_trace_was_evaluated(runs: list[Run]) -> None:
-    assert len(runs) == 78
+    assert len(runs) == 85
     for run in runs:
         traced = {line["trace_id"] for line in run.lines}
         assert traced == set(run.labels["trace_ids"]), (run.framework, run.scenario)

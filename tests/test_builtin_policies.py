@@ -131,7 +131,7 @@ def test_tool_order_reproduces_the_labelled_violations_of_every_framework() -> N
         assert violated == [f"{a} before {b}" for a, b in labelled], golden[:2]
         assert bool(violated) is golden.labels["labels"]["order_violation"]
         checked += 1
-    assert checked == 78
+    assert checked == 85
 
 
 def test_tool_order_counts_agent_steps_when_the_spec_does() -> None:

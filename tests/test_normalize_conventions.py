@@ -693,3 +693,96 @@ def test_crewai_event_listener_retries_are_repeated_calls() -> None:
     assert trajectory.session_id == "crew-s"
     assert trajectory.input == "Customer says: refund 9"
     assert trajectory.output == "We could not refund."  # no LLM spans: the crew's output
+
+
+def test_crewai_native_tool_calls_are_the_llm_output_value() -> None:
+    """crewai 1.15 native function calling through the event listener (observed shapes).
+
+    The LLM span of a tool-calling response has no output message, only the provider's
+    tool calls as ``output.value``; tool outputs are Python reprs; the task span's
+    ``input.value`` is CrewAI's whole task prompt, ``task_description`` the request
+    (plus, in a crew chat, CrewAI's history instruction and the conversation).
+    """
+    scope = "openinference.instrumentation.crewai._event_listener"
+    request = "Refund 'Money' from invoice 9"
+    chat = (
+        "\n\nYou are a member of a crew collaborating to achieve a common goal. Your task "
+        "is a specific action ...\n\nUser: hi\nAssistant: hello"
+    )
+    tool_calls = [
+        {
+            "id": "call_1",
+            "function": {"arguments": '{"invoice_id": 9}', "name": "lookup_invoice"},
+            "type": "function",
+        },
+        {"id": "call_2", "name": "lookup_track", "arguments": '{"track_name": "Money"}'},
+    ]
+    trajectory = run(
+        span(
+            1, "crew.kickoff", {"openinference.span.kind": "CHAIN", "session.id": "s"}, scope=scope
+        ),
+        span(
+            2,
+            "support.Refund 'Money' from invoice 9.execute",
+            {
+                "openinference.span.kind": "AGENT",
+                "graph.node.id": "support",
+                "task_description": request + chat,
+                "input.value": request + chat + "\n\nThis is the expected criteria for ...",
+            },
+            parent=1,
+            scope=scope,
+        ),
+        span(
+            3,
+            "gpt.llm_call",
+            {"openinference.span.kind": "LLM", "output.value": json.dumps(tool_calls)},
+            parent=2,
+            scope=scope,
+        ),
+        span(
+            4,
+            "lookup_invoice.run",
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "lookup_invoice",
+                "input.value": '{"invoice_id": 9}',
+                "output.value": "{'invoice_id': 9, 'lines': [{'track_id': 7}]}",
+            },
+            parent=2,
+            scope=scope,
+        ),
+        span(
+            5,
+            "gpt.llm_call",
+            {
+                "openinference.span.kind": "LLM",
+                "output.value": '["not", "tool calls"]',
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Refunded.",
+            },
+            parent=2,
+            scope=scope,
+        ),
+    )
+    assert calls(trajectory) == [
+        ("lookup_track", {"track_name": "Money"}, None, False),  # requested, never run
+        ("lookup_invoice", {"invoice_id": 9}, None, True),
+    ]
+    unexecuted, executed = trajectory.tool_calls
+    assert (unexecuted.call_id, executed.call_id) == ("call_2", "call_1")
+    assert executed.result == {"invoice_id": 9, "lines": [{"track_id": 7}]}
+    assert (trajectory.agent, trajectory.session_id) == ("support", "s")
+    assert (trajectory.input, trajectory.output) == (request, "Refunded.")
+
+
+def test_crewai_llm_output_value_that_is_no_call_list_requests_nothing() -> None:
+    scope = "openinference.instrumentation.crewai._event_listener"
+    for output in ('["a", "b"]', "[]", '[{"id": "c1"}]', "[1, 2", "plain text"):
+        trajectory = run(
+            span(1, "support.task.execute", {"openinference.span.kind": "AGENT",
+                                             "graph.node.id": "support"}, scope=scope),
+            span(2, "gpt.llm_call", {"openinference.span.kind": "LLM", "output.value": output},
+                 parent=1, scope=scope),
+        )  # fmt: skip
+        assert trajectory.tool_calls == ()

@@ -44,6 +44,7 @@ CAPTURED = {
     "openai-agents-openinference",
     "openai-agents-traceloop",
     "langchain-langsmith-otel",
+    "crewai-openinference",
 }
 CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 

@@ -232,6 +232,17 @@ def test_result_adk_error_dict_is_an_error() -> None:
     assert parse_result('{"status": "error", "content": [{"text": "boom"}]}').error == "boom"
 
 
+def test_result_python_repr_is_read_back() -> None:
+    # CrewAI str()s a tool's non-text return: its tool spans record a Python repr.
+    result = parse_result("{'track_id': 3158, 'album': 'The Wall', 'price': 0.99, 'x': None}")
+    assert result.value == {"track_id": 3158, "album": "The Wall", "price": 0.99, "x": None}
+    refused = parse_result("{'status': 'error', 'error_message': 'no such invoice'}")
+    assert refused.error == "no such invoice"
+    assert parse_result("{'a': {1, 2}}").value == "{'a': {1, 2}}"  # a set is no JSON value
+    assert parse_result("{not python").value == "{not python"
+    assert parse_result("Refund approved").value == "Refund approved"
+
+
 def test_hidden_tool_error_with_status_ok_counts() -> None:
     output = {"type": "tool", "data": {"content": "boom", "tool_call_id": "c1", "status": "error"}}
     trajectory = run(

@@ -8,16 +8,12 @@ the Traceloop LangChain wrapper ``{"input_str", "inputs", "kwargs": {"tool_call_
 
 from __future__ import annotations
 
-import ast
 from typing import Any, NamedTuple
 
 from collector.model import AttrValue
-from collector.normalize.values import INVALID, json_ready, parse_json
+from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _WRAPPER_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})
-# ast.literal_eval builds a full syntax tree; beyond this size a repr is not worth it.
-_MAX_LITERAL_CHARS = 64 * 1024
-_MAX_DEPTH = 32
 
 
 class Arguments(NamedTuple):
@@ -45,7 +41,7 @@ def parse_arguments(value: AttrValue) -> Arguments:
         return _from_object(parsed, value)
     if parsed is not INVALID:
         return Arguments(parsed, value, bare=True)
-    recovered = _literal(value)
+    recovered = python_literal(value)
     if isinstance(recovered, dict):
         return Arguments(recovered, value)
     return Arguments(value if recovered is INVALID else recovered, value, bare=True)
@@ -74,28 +70,3 @@ def _from_object(obj: dict[str, Any], raw: str | None) -> Arguments:
 
 def _is_traceloop_wrapper(obj: dict[str, Any]) -> bool:
     return ("inputs" in obj or "input_str" in obj) and obj.keys() <= _WRAPPER_KEYS
-
-
-def _literal(text: str) -> Any:
-    """``ast.literal_eval`` for Python reprs of containers; ``INVALID`` for anything else."""
-    stripped = text.strip()
-    if len(stripped) > _MAX_LITERAL_CHARS or stripped[:1] not in ("{", "[", "("):
-        return INVALID
-    try:
-        value = ast.literal_eval(stripped)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return INVALID
-    return value if _is_json_value(value, 0) else INVALID
-
-
-def _is_json_value(value: Any, depth: int) -> bool:
-    """True for values ``json.dumps`` can write (a repr may hold sets, bytes, complex)."""
-    if depth > _MAX_DEPTH:
-        return False
-    if value is None or isinstance(value, str | int | float):
-        return True
-    if isinstance(value, list | tuple):
-        return all(_is_json_value(item, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_json_value(v, depth + 1) for k, v in value.items())
-    return False

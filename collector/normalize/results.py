@@ -6,6 +6,8 @@ or UNSET: the only trace of it is ``"status": "error"`` inside the serialized
 Google ADK tools return errors as dicts (``{"status": "error", "error_message": …}``)
 with status UNSET, and Strands tool results carry ``status`` the same way. Strands
 wraps every result in content blocks (``[{"text": "<JSON>"}]``): they are unwrapped.
+CrewAI hands a tool's non-text return to the model as ``str(value)``, so its tool
+spans record a Python ``repr`` (``{'track_id': 3158}``): containers are read back.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, NamedTuple
 
 from collector.model import AttrValue
 from collector.normalize.messages import text_of_content
-from collector.normalize.values import INVALID, json_ready, parse_json
+from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _OUTPUT_WRAPPER_KEYS = frozenset({"output", "kwargs"})
 _ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
@@ -39,7 +41,9 @@ def parse_result(value: AttrValue) -> ToolResult:
         return ToolResult(json_ready(value))  # a kvlist/array/scalar attribute
     obj = parse_json(value)
     if obj is INVALID:
-        return ToolResult(value)
+        obj = python_literal(value)
+        if obj is INVALID:
+            return ToolResult(value)
     if isinstance(obj, dict) and "output" in obj and obj.keys() <= _OUTPUT_WRAPPER_KEYS:
         obj = obj["output"]  # Traceloop / LangSmith: {"output": <ToolMessage>, "kwargs": …}
     fields = _tool_message_fields(obj)

@@ -7,6 +7,7 @@ trajectory (the normalizer has no catch-all; it is robust by construction).
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
@@ -26,6 +27,9 @@ _JSON_START = frozenset('{["-0123456789tfnNI')
 _STRICT_START = frozenset('{["-0123456789tfn')
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__, missing from typeshed
 _decode: Callable[[str], Any] = msgspec.json.Decoder().decode
+# ast.literal_eval builds a full syntax tree; beyond this size a repr is not worth it.
+_MAX_LITERAL_CHARS = 64 * 1024
+_MAX_DEPTH = 32
 
 
 def text(value: AttrValue) -> str | None:
@@ -91,6 +95,35 @@ def _parse_stdlib(raw: str) -> Any:
     if end != len(raw) and not raw[end:].isspace():
         return INVALID  # trailing garbage: e.g. a value truncated to the size limit
     return value
+
+
+def python_literal(raw: str) -> Any:
+    """A Python ``repr`` of a container (``{'a': 1}``) as a JSON value; ``INVALID`` otherwise.
+
+    Python instrumentations that ``str()`` what they record write reprs, not JSON:
+    Traceloop's LangChain ``input_str``, CrewAI's tool outputs.
+    """
+    stripped = raw.strip()
+    if len(stripped) > _MAX_LITERAL_CHARS or stripped[:1] not in ("{", "[", "("):
+        return INVALID
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return INVALID
+    return value if _is_json_value(value, 0) else INVALID
+
+
+def _is_json_value(value: Any, depth: int) -> bool:
+    """True for values ``json.dumps`` can write (a repr may hold sets, bytes, complex)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if value is None or isinstance(value, str | int | float):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_json_value(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json_value(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def structured(value: AttrValue) -> Any:

@@ -2,8 +2,11 @@
 
 ``openinference.span.kind`` decides the role. Tool spans carry no call id
 (observed), so ids come from the LLM span's flattened
-``llm.output_messages.N.message.tool_calls.M.tool_call.*`` family via the join.
-Inputs/outputs are ``input.value``/``output.value`` (JSON or plain text).
+``llm.output_messages.N.message.tool_calls.M.tool_call.*`` family via the join;
+CrewAI's event listener records no output message for a tool-calling response,
+only the provider's tool calls as a JSON list in ``output.value`` (observed).
+Inputs/outputs are ``input.value``/``output.value`` (JSON or plain text); a CrewAI
+task span's request is its ``task_description`` (``input.value`` adds CrewAI's prompt).
 History (``llm.input_messages.*``) is deliberately not read: it grows with the
 conversation on every LLM span, and ``input.value`` holds the same text.
 """
@@ -39,6 +42,8 @@ MODEL_NAME = "llm.model_name"
 INPUT_TOKENS = "llm.token_count.prompt"
 OUTPUT_TOKENS = "llm.token_count.completion"
 OUTPUT_MESSAGES = "llm.output_messages."
+# CrewAI event-listener task spans: the task description with the kickoff inputs filled in.
+TASK_DESCRIPTION = "task_description"
 
 KEYS = (
     SPAN_KIND,
@@ -54,6 +59,7 @@ KEYS = (
     MODEL_NAME,
     INPUT_TOKENS,
     OUTPUT_TOKENS,
+    TASK_DESCRIPTION,
 )
 PREFIXES = (OUTPUT_MESSAGES,)
 
@@ -63,6 +69,10 @@ _ROLES = {"LLM": Role.LLM, "AGENT": Role.AGENT}
 OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 _OPENAI_AGENTS_TURN = "turn"
 _MAX_INDEX = 256  # bounds the flattened-family walk on hostile data
+# CrewAI's crew chat (``inputs["crew_chat_messages"]``) appends its
+# ``conversation_history_instruction`` and the conversation to the task description
+# (crewai 1.15, translations/en.json); the request is what precedes it.
+_CREWAI_CHAT_HISTORY = "\n\nYou are a member of a crew collaborating to achieve a common goal."
 
 
 def classify(span: Span) -> Role | None:
@@ -120,7 +130,7 @@ def _has_message(attributes: Mapping[str, AttrValue], message: str) -> bool:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     attributes = span.attributes
     if not _has_message(attributes, OUTPUT_MESSAGES + "0.message."):
-        return None
+        return _output_value_calls(span)
     calls: list[RequestedCall] = []
     for i in range(_MAX_INDEX):
         message = f"{OUTPUT_MESSAGES}{i}.message."
@@ -135,6 +145,38 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
             made = requested(attributes.get(call + "id"), name, arguments)
             if made is not None:
                 calls.append(made)
+    return calls
+
+
+def _output_value_calls(span: Span) -> list[RequestedCall] | None:
+    """The tool calls of an LLM span whose ``output.value`` is a provider's tool-call list.
+
+    CrewAI's native function calling hands the provider's tool calls to its executor,
+    and the event listener serializes them as the output: OpenAI Chat Completions
+    ``{"id", "type": "function", "function": {"name", "arguments"}}`` (observed), or the
+    flat ``{"id"|"call_id"|"toolUseId", "name", "arguments"|"input"}`` items of other
+    providers, read as CrewAI's own executor reads them. Any other list is no call list.
+    """
+    attributes = span.attributes
+    raw = attributes.get(OUTPUT_VALUE)
+    if not isinstance(raw, str) or raw[:1] != "[" or attributes.get(SPAN_KIND) != "LLM":
+        return None
+    items = parse_json(raw)
+    if not isinstance(items, list) or not items:
+        return None
+    calls: list[RequestedCall] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        function = item.get("function")
+        function = function if isinstance(function, dict) else {}
+        call_id = item.get("call_id") or item.get("id") or item.get("toolUseId")
+        name = function.get("name") or item.get("name")
+        arguments = function.get("arguments") or item.get("arguments") or item.get("input")
+        made = requested(call_id, name, arguments)
+        if made is None:
+            return None
+        calls.append(made)
     return calls
 
 
@@ -157,6 +199,9 @@ def llm_input(span: Span) -> str | None:
 
 
 def run_input(span: Span) -> str | None:
+    description = text(span.attributes.get(TASK_DESCRIPTION))
+    if description is not None:  # CrewAI task span: input.value is the whole task prompt
+        return description.split(_CREWAI_CHAT_HISTORY, 1)[0] or None
     return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True)
 
 
