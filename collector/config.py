@@ -108,9 +108,34 @@ class Listener(_Section):
         return split_host_port(self.endpoint)
 
 
+class ReceiverTls(_Section):
+    """TLS on both OTLP receivers; files are PEM, relative paths from the config file."""
+
+    cert_file: Path = Field(description="server certificate chain")
+    key_file: Path = Field(description="its private key")
+    client_ca_file: Path | None = Field(
+        default=None, description="set: clients must present a certificate signed by it (mTLS)"
+    )
+
+
+class ReceiverAuth(_Section):
+    """Bearer-token authentication on both OTLP receivers; the token never lives here."""
+
+    bearer_token_env: str | None = Field(default=None, description="variable holding the token")
+    bearer_token_file: Path | None = Field(default=None, description="file holding the token")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReceiverAuth:
+        if self.bearer_token_env is not None and self.bearer_token_file is not None:
+            raise ValueError("give bearer_token_env or bearer_token_file, not both")
+        return self
+
+
 class OtlpReceivers(_Section):
     grpc: Listener = Listener(endpoint="0.0.0.0:4317")
     http: Listener = Listener(endpoint="0.0.0.0:4318")
+    tls: ReceiverTls | None = Field(default=None, description="null: plaintext")
+    auth: ReceiverAuth = ReceiverAuth()
     max_request_size: Size = Field(
         default=64 * 1024**2, description="largest request body after decompression"
     )

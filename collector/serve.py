@@ -23,11 +23,12 @@ from collector.app import (
     decoder_selector,
 )
 from collector.clock import Clock, MonotonicClock
-from collector.config import Config
+from collector.config import Config, ConfigError
 from collector.native import warn_if_interpreted
 from collector.pipeline import Pipeline
 from collector.receivers.grpc import GrpcReceiver
 from collector.receivers.http import HttpReceiver
+from collector.receivers.security import ReceiverSecurityError, load_security
 from collector.spec_watch import SpecWatcher
 from collector.telemetry import Telemetry
 
@@ -54,8 +55,12 @@ class Daemon:
         self.pipeline = Pipeline(config, clock or MonotonicClock(), self._processor, self.telemetry)
         selector = decoder_selector(config)
         otlp = config.receivers.otlp
-        self.grpc = GrpcReceiver(otlp, self.pipeline, selector, self.telemetry)
-        self.http = HttpReceiver(otlp, self.pipeline, selector, self.telemetry)
+        try:
+            security = load_security(otlp, config.base_dir)
+        except ReceiverSecurityError as exc:
+            raise ConfigError(str(exc)) from None
+        self.grpc = GrpcReceiver(otlp, self.pipeline, selector, self.telemetry, security)
+        self.http = HttpReceiver(otlp, self.pipeline, selector, self.telemetry, security)
         self.admin = AdminServer(config.admin, self.telemetry, lambda: self.ready)
         self._started = False
         self._stopping = False

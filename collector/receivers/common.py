@@ -34,6 +34,7 @@ class Refusal(Enum):
     UNSUPPORTED = "unsupported"  # HTTP: unknown Content-Type or Content-Encoding
     NOT_FOUND = "not_found"  # HTTP: a path other than /v1/traces
     METHOD = "method"  # HTTP: not POST
+    UNAUTHENTICATED = "unauthenticated"  # no or a wrong bearer token (receivers.otlp.auth)
     INTERNAL = "internal"  # a bug on our side; logged with its traceback
 
 

@@ -28,6 +28,7 @@ RPC_CODES: dict[Refusal, int] = {
     Refusal.NOT_FOUND: code_pb2.NOT_FOUND,
     Refusal.METHOD: code_pb2.UNIMPLEMENTED,
     Refusal.INTERNAL: code_pb2.INTERNAL,
+    Refusal.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
 }
 
 _FULL_SUCCESS_PROTO = ExportTraceServiceResponse().SerializeToString()  # b""

@@ -6,6 +6,10 @@ so the handler gets the raw request bytes and decodes them once with
 ``grpc-encoding: gzip`` and refuses messages over ``max_request_size`` (measured
 after decompression) with ``RESOURCE_EXHAUSTED`` before our handler runs, which is
 why those refusals do not appear in ``evald_receiver_requests_failed``.
+
+The same server answers the standard health service (``grpc.health.v1.Health``):
+SERVING for ``""`` and the trace service while it serves, NOT_SERVING once shutdown
+starts; it needs no token, like the admin probes.
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from collector.config import OtlpReceivers
 from collector.consumer import SpanConsumer
 from collector.decode import AttributeSelector, decode_protobuf
 from collector.receivers.common import ExportError, Ingest, Refusal
 from collector.receivers.encoding import export_response, retry_info, rpc_status
+from collector.receivers.security import ReceiverSecurity
 from collector.telemetry import Telemetry
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
@@ -29,6 +35,7 @@ _GRPC_CODES: dict[Refusal, Any] = {
     Refusal.OVERLOADED: grpc.StatusCode.UNAVAILABLE,
     Refusal.TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Refusal.INTERNAL: grpc.StatusCode.INTERNAL,
+    Refusal.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
 }
 
 # google.rpc.Status with details, as grpc-go / the Collector read it (status.FromError).
@@ -53,7 +60,10 @@ class GrpcReceiver:
         consumer: SpanConsumer,
         selector: AttributeSelector,
         telemetry: Telemetry,
+        security: ReceiverSecurity | None = None,
     ) -> None:
+        self._security = security or ReceiverSecurity()
+        self._health = health.aio.HealthServicer()
         self._endpoint = config.grpc.endpoint
         self._host_port = config.grpc.host_port
         self._max_request_size = config.max_request_size
@@ -74,17 +84,26 @@ class GrpcReceiver:
             raise RuntimeError("the OTLP/gRPC receiver is already started")
         server = grpc.aio.server(options=self._options())
         server.add_generic_rpc_handlers((self._handlers(),))
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        address = _address(*self._host_port)
+        credentials = self._security.grpc_credentials()
         try:
-            port = int(server.add_insecure_port(_address(*self._host_port)))
+            if credentials is None:
+                port = int(server.add_insecure_port(address))
+            else:
+                port = int(server.add_secure_port(address, credentials))
         except RuntimeError as exc:  # grpc's way of saying "address in use" and the like
             raise OSError(f"OTLP/gRPC: cannot listen on {self._endpoint}: {exc}") from exc
         await server.start()
+        for service in ("", SERVICE):  # "": the server as a whole (grpc_health_probe's default)
+            await self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
         self._server, self._port = server, port
 
     async def shutdown(self, grace: float) -> None:
         """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
         server, self._server, self._port = self._server, None, None
         if server is not None:
+            await self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING
             await server.stop(grace)
 
     def _options(self) -> list[tuple[str, int]]:
@@ -102,6 +121,8 @@ class GrpcReceiver:
     async def _export(self, request: bytes, context: Any) -> bytes:
         """One Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
         try:
+            if not self._security.authorized(_metadata(context, "authorization")):
+                raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
             return export_response(self._ingest.export(decode_protobuf, request), as_json=False)
         except ExportError as refused:
             failure = refused
@@ -120,6 +141,14 @@ async def _abort(context: Any, refused: ExportError) -> NoReturn:
         trailers.append((RETRY_INFO_KEY, retry_info(refused.retry_after_s).SerializeToString()))
     await context.abort(_GRPC_CODES[refused.refusal], refused.message, tuple(trailers))
     raise AssertionError("grpc.aio ServicerContext.abort always raises")
+
+
+def _metadata(context: Any, key: str) -> str | None:
+    """The first value of invocation metadata ``key`` (lower case, as gRPC sends it)."""
+    for name, value in context.invocation_metadata() or ():
+        if name == key:
+            return str(value)
+    return None
 
 
 def _address(host: str, port: int) -> str:

@@ -21,6 +21,7 @@ from collector.decode import AttributeSelector, decode_json, decode_protobuf
 from collector.receivers.common import Decoder, ExportError, Ingest, PartialSuccess, Refusal
 from collector.receivers.encoding import export_response, status_body
 from collector.receivers.lifecycle import WebServer
+from collector.receivers.security import ReceiverSecurity
 from collector.telemetry import Telemetry
 
 TRACES_PATH = "/v1/traces"
@@ -33,6 +34,7 @@ HTTP_STATUS: dict[Refusal, int] = {
     Refusal.NOT_FOUND: 404,
     Refusal.METHOD: 405,
     Refusal.INTERNAL: 500,
+    Refusal.UNAUTHENTICATED: 401,
 }
 
 
@@ -65,12 +67,18 @@ class HttpReceiver:
         consumer: SpanConsumer,
         selector: AttributeSelector,
         telemetry: Telemetry,
+        security: ReceiverSecurity | None = None,
     ) -> None:
         self._max_request_size = config.max_request_size
         self._ingest = Ingest("http", consumer, selector, telemetry, config.retry_after)
+        self._security = security or ReceiverSecurity()
         # auto_decompress=False: see the module docstring.
         self._server = WebServer(
-            "OTLP/HTTP", config.http.host_port, self._make_app, auto_decompress=False
+            "OTLP/HTTP",
+            config.http.host_port,
+            self._make_app,
+            ssl_context=self._security.ssl_context(),
+            auto_decompress=False,
         )
 
     @property
@@ -98,6 +106,8 @@ class HttpReceiver:
         """One export request → 200 with an ``ExportTraceServiceResponse``, or an error."""
         body_format = _body_format(request)
         try:
+            if not self._security.authorized(request.headers.get("Authorization")):
+                raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
             result = await self._receive(request, body_format)
             return _ok(result, body_format)
         except ExportError as refused:
@@ -212,4 +222,6 @@ def _error_headers(refused: ExportError) -> dict[str, str]:
     if refused.refusal is Refusal.UNSUPPORTED:
         # RFC 9110 §15.5.16: name the codings we accept when the coding was the problem.
         return {"Accept-Encoding": "gzip"}
+    if refused.refusal is Refusal.UNAUTHENTICATED:
+        return {"WWW-Authenticate": 'Bearer realm="evald"'}  # RFC 6750 §3
     return {}

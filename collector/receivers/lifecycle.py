@@ -8,6 +8,7 @@ an argument of ``shutdown``, so the same steps run with the caller's ``grace``.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,8 @@ from aiohttp import web
 class WebServer:
     """Serves the application built by ``make_app`` on ``host:port`` (port 0 allowed).
 
-    ``runner_options`` go to ``aiohttp.web.AppRunner`` (e.g. ``auto_decompress``).
+    ``runner_options`` go to ``aiohttp.web.AppRunner`` (e.g. ``auto_decompress``);
+    with ``ssl_context`` it serves HTTPS.
     The access log is off: no per-request logging.
     """
 
@@ -26,9 +28,11 @@ class WebServer:
         name: str,
         host_port: tuple[str, int],
         make_app: Callable[[], web.Application],
+        ssl_context: ssl.SSLContext | None = None,
         **runner_options: Any,
     ) -> None:
         self._name = name
+        self._ssl_context = ssl_context
         self._host, self._requested_port = host_port
         self._make_app = make_app
         self._runner_options = runner_options
@@ -50,7 +54,7 @@ class WebServer:
             self._make_app(), access_log=None, handle_signals=False, **self._runner_options
         )
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._requested_port)
+        site = web.TCPSite(runner, self._host, self._requested_port, ssl_context=self._ssl_context)
         try:
             await site.start()
         except OSError as exc:
