@@ -174,6 +174,31 @@ class Pipeline(_Section):
     )
 
 
+class Sessions(_Section):
+    """Multi-turn sessions for ``scope: session`` specs (``collector.sessions``).
+
+    A session (the turns sharing a service and a session id) is evaluated once it
+    had no new turn for ``idle_timeout``, reached ``max_age`` or ``max_turns``, or
+    must make room (``max_sessions``, ``max_held_turns``: the oldest go first).
+    """
+
+    idle_timeout: Duration = Field(
+        default=900.0, gt=0, description="quiet time after the last turn before evaluation"
+    )
+    max_age: Duration = Field(default=3600.0, gt=0, description="evaluated at this age anyway")
+    max_turns: int = Field(default=100, gt=0, description="evaluated when it has this many turns")
+    max_sessions: int = Field(default=10_000, gt=0, description="open sessions; beyond: evicted")
+    max_held_turns: int = Field(
+        default=100_000, gt=0, description="turns held across open sessions; beyond: evicted"
+    )
+
+    @model_validator(mode="after")
+    def _one_session_fits(self) -> Sessions:
+        if self.max_turns > self.max_held_turns:
+            raise ValueError("max_turns must not exceed max_held_turns")
+        return self
+
+
 class Evaluation(_Section):
     always: list[str] = Field(
         default_factory=lambda: ["latency", "failure"],
@@ -285,6 +310,7 @@ class Config(_Section):
     admin: Admin = Admin()
     assembly: Assembly = Assembly()
     pipeline: Pipeline = Pipeline()
+    sessions: Sessions = Sessions()
     specs: list[str] = Field(default_factory=list, description="spec files or globs")
     specs_watch_interval: Duration = Field(
         default=2.0, description="poll spec and dataset files for changes; 0: SIGHUP only"

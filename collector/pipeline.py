@@ -5,6 +5,11 @@ the completion timer runs there). Completed traces cross to one evaluation threa
 through a bounded queue; when that queue is full the pipeline refuses new spans
 with ``Overloaded`` (receivers answer 503 / UNAVAILABLE, senders retry) instead of
 dropping accepted data.
+
+Sessions (``scope: session`` specs) live on the evaluation thread, inside the
+processor; the timer only asks for them to be checked: when the processor's
+published session deadline has passed, ``tick`` puts one marker in the same
+queue, so a quiet daemon completes sessions too, on the thread that evaluates.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ from collector.config import Config
 from collector.consumer import ConsumeResult, Overloaded
 from collector.model import CompletionReason, Span, Trace
 from collector.processor import TraceProcessor
+from collector.sessions import SessionCompletion
 from collector.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 
 _STOP = object()
+_SESSIONS_DUE = object()  # "check the sessions": at most one in the queue at a time
 _MAX_TIMER_WAIT_S = 0.5  # re-check at least this often (deadlines move as spans arrive)
 _MIN_TIMER_WAIT_S = 0.005
 
@@ -44,6 +51,8 @@ class Pipeline:
         self._retry_after = config.receivers.otlp.retry_after
         self._queue: queue.Queue[object] = queue.Queue(maxsize=config.pipeline.queue_size)
         self._assembler = TraceAssembler(config.assembly, clock, self._enqueue, telemetry)
+        processor.start_sessions(config.sessions, clock)
+        self._sessions_check_queued = False
         self._worker: threading.Thread | None = None
         self._timer: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -84,6 +93,23 @@ class Pipeline:
         """
         with contextlib.suppress(Overloaded):  # traces stay held; the next tick retries
             self._assembler.tick()
+        self._check_sessions_if_due()
+
+    def _check_sessions_if_due(self) -> None:
+        """Ask the evaluation thread to complete due sessions (one marker at a time).
+
+        A full queue skips it: the evaluation thread is busy and checks the sessions
+        after each trace anyway. The flag is set before the put and cleared by the
+        evaluation thread before it checks, so a due session is never missed.
+        """
+        deadline = self._processor.session_deadline
+        if self._sessions_check_queued or deadline is None or deadline > self._clock.now():
+            return
+        self._sessions_check_queued = True
+        try:
+            self._queue.put_nowait(_SESSIONS_DUE)
+        except queue.Full:
+            self._sessions_check_queued = False
 
     @property
     def queue_depth(self) -> int:
@@ -96,6 +122,7 @@ class Pipeline:
         if self._worker is not None:
             return
         self._drain_deadline = None  # a restart after shutdown refuses again instead of dropping
+        self._sessions_check_queued = False  # a marker dropped at shutdown is gone
         self._worker = threading.Thread(
             target=self._evaluate_forever, name="evald-evaluation", daemon=True
         )
@@ -179,7 +206,7 @@ class Pipeline:
             except queue.Empty:
                 return
             self._queue.task_done()
-            if item is not _STOP:
+            if isinstance(item, Trace):
                 self._telemetry.traces_dropped.labels(reason).inc()
 
     # --- evaluation thread -------------------------------------------------------
@@ -188,15 +215,25 @@ class Pipeline:
             item = self._queue.get()
             self._telemetry.queue_depth.set(self._queue.qsize())
             try:
-                if item is _STOP:
-                    return
-                assert isinstance(item, Trace)
-                self._processor.process(item)
+                self._evaluate(item)
             except Exception:  # never let one trace kill the only evaluation thread
                 self._telemetry.traces_dropped.labels("internal_error").inc()
                 log.exception("evaluating a trace failed")
             finally:
                 self._queue.task_done()
+            if item is _STOP:
+                return
+
+    def _evaluate(self, item: object) -> None:
+        if item is _STOP:
+            # Open sessions are evaluated like held traces, within the same deadline.
+            self._processor.flush_sessions(SessionCompletion.SHUTDOWN, self._drain_deadline)
+        elif item is _SESSIONS_DUE:
+            self._sessions_check_queued = False
+            self._processor.tick_sessions()
+        else:
+            assert isinstance(item, Trace)
+            self._processor.process(item)
 
 
 def _remaining(deadline: float) -> float:

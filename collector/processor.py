@@ -6,6 +6,14 @@ evaluation thread, or replay's). LLM judge evaluators never do: with a
 False, the daemon: a full judge queue sheds the work, counted, and the results
 reach the sinks later through ``write_more``) or awaited within the judges'
 limits (True, replay: complete and reproducible results in one ``write``).
+
+Sessions (``scope: session`` specs) are assembled here too, on the same thread:
+each evaluated trajectory with a session id becomes a turn of its session while
+any session spec is loaded, and a completed session is merged and evaluated
+right away. Keeping the ``SessionAssembler`` on the evaluation thread means no
+lock, and session results come from the thread that writes every other result;
+the pipeline's timer only asks for a check when a session is due (see
+``Pipeline.tick``), and every processed trace checks too.
 """
 
 from __future__ import annotations
@@ -16,14 +24,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from collector.clock import Clock
+from collector.config import Sessions
 from collector.model import Trace
 from collector.normalize import Mappings, normalize
-from collector.sinks import ResultSink, close_sink, write_more, write_to
+from collector.sessions import Session, SessionAssembler, SessionCompletion
+from collector.sinks import ResultSink, close_sink, write_more, write_session_to, write_to
 from collector.telemetry import Telemetry
 from evaluators.judges.base import JudgeEvaluator
 from evaluators.judges.worker import JudgeWorker
 from evaluators.runner import BoundEvaluator, EvaluationRunner, Outcome, due
-from evaluators.spec import SpecSet
+from evaluators.session import merge_session
+from evaluators.spec import Scope, SpecSet
 from evaluators.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -42,6 +54,13 @@ class TraceProcessor:
 
     Sinks are called under one lock: judge results arrive on the judge thread
     while the evaluation thread writes the next trace.
+
+    After ``start_sessions``, session specs are evaluated once per completed
+    session on its merged trajectory (``evaluators.session.merge_session``): only
+    the matching session specs run (not ``always``, whose facts are per trace),
+    and the results reach the sinks through ``write_session_to``, so per-trace
+    facts are never counted twice. ``process``, ``tick_sessions``
+    and ``flush_sessions`` must be called from one thread.
     """
 
     def __init__(
@@ -69,28 +88,60 @@ class TraceProcessor:
         self._sink_lock = threading.Lock()
         self._normalize_failures_logged = 0
         self._unmatched: Counter[str] = Counter()
+        self._sessions: SessionAssembler | None = None
+        self._sessions_until: float | None = None  # monotonic; past it sessions are dropped
+
+    def start_sessions(self, config: Sessions, clock: Clock) -> None:
+        """Assemble sessions for ``scope: session`` specs, completed on ``clock`` (the
+        one that completes traces). Call once, before the first trace; without it
+        session specs are never evaluated."""
+        self._sessions = SessionAssembler(config, clock, self._evaluate_session, self._telemetry)
+
+    @property
+    def session_deadline(self) -> float | None:
+        """The clock time at which ``tick_sessions`` will complete a session, or None.
+        Safe to read from any thread (the pipeline's timer does)."""
+        return None if self._sessions is None else self._sessions.deadline
 
     def process(self, trace: Trace) -> list[Outcome] | None:
         """Evaluate ``trace``; returns its outcomes, or None if it could not be normalised.
 
         With judges handed over (not awaited) the outcomes returned are the
-        deterministic ones; the judges' follow.
+        deterministic ones; the judges' follow. The trajectory then becomes a turn
+        of its session (see the class), which may complete sessions.
         """
         trajectory = self._trajectory(trace)
         if trajectory is None:
             return None
-        inline, judged = self._split(self._bound(trajectory), trajectory)
-        outcomes = self._runner.run(trajectory, inline)
-        if judged and self._wait_for_judges:
-            outcomes.extend(self._judge_now(trajectory, judged))
-        self._emit(trajectory, outcomes, trace)
-        if judged and not self._wait_for_judges:
-            self._hand_over(trajectory, judged)  # after the first write: later ones add to it
+        specs = self._specs()
+        bound = [*self._always, *self._bound(trajectory, specs, "trace")]
+        outcomes = self._run(trajectory, bound, lambda out: self._emit(trajectory, out, trace))
+        self._add_turn(trajectory, specs)
         return outcomes
+
+    def tick_sessions(self) -> None:
+        """Evaluate the sessions that are complete at the clock's current time."""
+        if self._sessions is not None:
+            self._sessions.tick()
+
+    def flush_sessions(self, reason: SessionCompletion, deadline: float | None = None) -> None:
+        """Evaluate every open session now, oldest first (shutdown, end of input).
+
+        ``deadline`` (``time.monotonic``): sessions still to evaluate after it are
+        dropped and counted (``evald_sessions_dropped_total{reason="shutdown_timeout"}``).
+        """
+        if self._sessions is None:
+            return
+        self._sessions_until = deadline
+        try:
+            self._sessions.flush(reason)
+        finally:
+            self._sessions_until = None
 
     def evaluate(self, trajectory: Trajectory) -> list[Outcome]:
         """Every due evaluator of the always-on set and of the matching specs, judges awaited."""
-        inline, judged = self._split(self._bound(trajectory), trajectory)
+        bound = [*self._always, *self._bound(trajectory, self._specs(), "trace")]
+        inline, judged = self._split(bound, trajectory)
         return [*self._runner.run(trajectory, inline), *self._judge_now(trajectory, judged)]
 
     def close(self, timeout: float | None = None) -> None:
@@ -116,9 +167,47 @@ class TraceProcessor:
                 log.exception("closing sink %s failed", sink.name)
         self._runner.close()
 
-    def _bound(self, trajectory: Trajectory) -> list[BoundEvaluator]:
-        bound = list(self._always)
-        for spec in self._specs().matching(trajectory):
+    def _run(
+        self,
+        trajectory: Trajectory,
+        bound: Sequence[BoundEvaluator],
+        emit: Callable[[list[Outcome]], None],
+    ) -> list[Outcome]:
+        """Run the due evaluators of ``bound``, ``emit`` the outcomes, hand judges over."""
+        inline, judged = self._split(bound, trajectory)
+        outcomes = self._runner.run(trajectory, inline)
+        if judged and self._wait_for_judges:
+            outcomes.extend(self._judge_now(trajectory, judged))
+        emit(outcomes)
+        if judged and not self._wait_for_judges:
+            self._hand_over(trajectory, judged)  # after the first write: later ones add to it
+        return outcomes
+
+    def _add_turn(self, trajectory: Trajectory, specs: SpecSet) -> None:
+        sessions = self._sessions
+        if sessions is None or not trajectory.session_id or not specs.has_session_specs:
+            return
+        # A session is held from a first turn some session spec can match (its
+        # service, agent, input, attributes decide): other conversations cost nothing.
+        if not (sessions.holds(trajectory) or specs.may_start_session(trajectory)):
+            return
+        sessions.add(trajectory)
+        sessions.tick()  # a busy daemon completes sessions here, between traces
+
+    def _evaluate_session(self, session: Session) -> None:
+        """The assembler's callback: merge a completed session, run its session specs."""
+        if self._sessions_until is not None and time.monotonic() > self._sessions_until:
+            self._telemetry.sessions_dropped.labels("shutdown_timeout").inc()
+            return
+        trajectory = merge_session(session.turns)
+        bound = self._bound(trajectory, self._specs(), "session")
+        if bound:
+            self._run(trajectory, bound, lambda out: self._emit_session(trajectory, out))
+
+    def _bound(self, trajectory: Trajectory, specs: SpecSet, scope: Scope) -> list[BoundEvaluator]:
+        """The evaluators of the matching specs of ``scope`` (dataset misses counted)."""
+        bound: list[BoundEvaluator] = []
+        for spec in specs.matching(trajectory, scope):
             chosen = spec.evaluators_for(trajectory)
             if chosen is None:
                 self._unmatched[spec.id] += 1
@@ -169,6 +258,16 @@ class TraceProcessor:
                 try:
                     write_to(sink, trajectory, outcomes, trace)  # the spans for sinks that forward
                 except Exception:  # the sink boundary: count, log, go on with the others
+                    self._sink_failed(sink, trajectory)
+
+    def _emit_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        if not outcomes:
+            return  # every entry sampled out: the turns were written, nothing to add
+        with self._sink_lock:
+            for sink in self._sinks:
+                try:
+                    write_session_to(sink, trajectory, outcomes)
+                except Exception:  # the sink boundary, as in _emit
                     self._sink_failed(sink, trajectory)
 
     def _emit_later(self, trajectory: Trajectory, outcome: Outcome) -> None:

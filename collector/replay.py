@@ -16,6 +16,16 @@ A ``Shard`` makes this replayer evaluate only the traces whose id hashes to it
 dropped by the decoder before their attributes are converted, which is where
 decoding time goes. File-level counts (payloads, corrupt records, rejected spans)
 are kept by shard 0 only, so merged summaries count them once.
+
+Sessions (``scope: session`` specs) complete on the same trace-time clock; at the
+end of input every open session is evaluated. The turns of one session are
+different traces, so with session specs loaded workers shard by *session*
+instead: each decodes and assembles every trace, then keeps the traces whose
+``session_key`` (service, session id; the trace id when there is none) hashes to
+it, and only those are normalised and evaluated. Every session is then whole in
+one worker and results match a single process; the price is decoding and
+assembling every trace in every worker (normalising, the larger cost, is not
+repeated).
 """
 
 from __future__ import annotations
@@ -32,10 +42,12 @@ from collector.clock import ManualClock
 from collector.config import Config
 from collector.decode import DecodeError, decode_json, decode_protobuf
 from collector.files import PayloadFormat, TraceFileError, expand_paths, read_payloads
-from collector.model import CompletionReason, Trace
+from collector.model import CompletionReason, Span, Trace
+from collector.normalize import session_key
 from collector.processor import TraceProcessor
 from collector.reports.sink import SummarySink
 from collector.reports.summary import RunSummary
+from collector.sessions import SessionCompletion
 from collector.sinks import ResultSink
 from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.telemetry import Telemetry
@@ -81,8 +93,9 @@ class Replayer:
     ) -> None:
         self.telemetry = Telemetry()
         self.summary = RunSummary()
+        specs = ActiveSpecs(config, self.telemetry)
         self._processor = TraceProcessor(
-            ActiveSpecs(config, self.telemetry),
+            specs,
             bind_always(config.evaluation.always),
             [SummarySink(self.summary), *_file_sinks(results_out, trajectories_out), *sinks],
             self.telemetry,
@@ -92,9 +105,16 @@ class Replayer:
         )
         self._selector = decoder_selector(config)
         self._shard = shard = shard or Shard()
-        self._keep = shard.owns if shard.count > 1 else None
         self._progress = progress
         self._clock = ManualClock()
+        self._mappings = config.normalization.mappings
+        sessions = specs().has_session_specs
+        if sessions:
+            self._processor.start_sessions(config.sessions, self._clock)
+        sharded = shard.count > 1
+        # Traces are sharded by trace id in the decoder, or by session once assembled.
+        self._keep = shard.owns if sharded and not sessions else None
+        self._by_session = sharded and sessions
         self._assembler = TraceAssembler(
             config.assembly, self._clock, self._on_complete, self.telemetry
         )
@@ -112,6 +132,7 @@ class Replayer:
                     self.summary.read.files += 1
                 self._replay_file(path, strict)
             self._assembler.flush(CompletionReason.END_OF_INPUT)
+            self._processor.flush_sessions(SessionCompletion.END_OF_INPUT)
         finally:
             self._processor.close()
         return self.summary
@@ -138,13 +159,21 @@ class Replayer:
             self.summary.read.payloads += 1
             self.summary.read.rejected_spans += batch.rejected
         if batch.spans:
-            self.summary.spans += len(batch.spans)
             # Trace time drives completion: the clock jumps to the newest span end.
             self._clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
-            self.summary.read.rejected_spans += self._assembler.add(batch.spans).rejected
+            self._add(batch.spans)
         self._assembler.tick()
+        self._processor.tick_sessions()
         if self._progress is not None:
             self._progress(self.summary.traces)
+
+    def _add(self, spans: Sequence[Span]) -> None:
+        rejected = self._assembler.add(spans).rejected
+        if not self._by_session:
+            self.summary.spans += len(spans)
+            self.summary.read.rejected_spans += rejected
+        elif self._shard.keeps_file_counts:  # every worker assembled every trace
+            self.summary.read.rejected_spans += rejected
 
     def _corrupt(self, where_and_why: str) -> None:
         if not self._shard.keeps_file_counts:
@@ -155,9 +184,20 @@ class Replayer:
         read.add_corrupt(where_and_why)
 
     def _on_complete(self, trace: Trace) -> None:
+        if self._by_session:
+            if not self._owns_session_of(trace):
+                return  # another worker's: it decoded and assembled it too
+            self.summary.spans += len(trace.spans)
         self.summary.traces += 1
         if self._processor.process(trace) is None:
             self.summary.untraceable += 1
+
+    def _owns_session_of(self, trace: Trace) -> bool:
+        service, session = session_key(trace, self._mappings)
+        if session is None:
+            return self._shard.owns(trace.trace_id)
+        key = f"{service}\0{session}".encode("utf-8", "surrogatepass")
+        return zlib.crc32(key) % self._shard.count == self._shard.index
 
 
 def _file_sinks(results: Path | None, trajectories: Path | None) -> list[ResultSink]:

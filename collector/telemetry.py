@@ -124,6 +124,31 @@ class Telemetry:
             ["limit"],
             registry=r,
         )
+        # --- session assembly (scope: session specs) ------------------------------
+        self.sessions_in_flight = Gauge(
+            "evald_sessions_in_flight", "Sessions open (turns held, not yet evaluated)", registry=r
+        )
+        self.session_turns_in_flight = Gauge(
+            "evald_session_turns_in_flight", "Turns held by open sessions", registry=r
+        )
+        self.sessions_completed = Counter(
+            "evald_sessions_completed",
+            "Sessions released for evaluation, by reason (idle, max_age, max_turns, evicted …)",
+            ["reason"],
+            registry=r,
+        )
+        self.sessions_evicted = Counter(
+            "evald_sessions_evicted",
+            "Sessions released early to stay within memory limits, by limit",
+            ["limit"],
+            registry=r,
+        )
+        self.sessions_dropped = Counter(
+            "evald_sessions_dropped",
+            "Completed sessions not evaluated, by reason (shutdown_timeout)",
+            ["reason"],
+            registry=r,
+        )
         # --- evaluation queue ----------------------------------------------------
         self.queue_depth = Gauge(
             "evald_evaluation_queue_depth", "Completed traces waiting for evaluation", registry=r

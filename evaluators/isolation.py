@@ -100,12 +100,23 @@ class _Worker(threading.Thread):
     def _await(self, awaitable: Awaitable[object]) -> object:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-        bounded = asyncio.wait_for(awaitable, self.owner.timeout)
         try:
-            return self._loop.run_until_complete(bounded)
+            return self._loop.run_until_complete(self._bounded(awaitable))
         finally:
             if inspect.iscoroutine(awaitable):
                 awaitable.close()  # no-op once finished; avoids "never awaited" otherwise
+
+    async def _bounded(self, awaitable: Awaitable[object]) -> object:
+        # Whichever timer fires first (this one or the caller's wait), the result
+        # reads the same; a TimeoutError of the evaluator's own passes through.
+        scope = asyncio.timeout(self.owner.timeout)
+        try:
+            async with scope:
+                return await awaitable
+        except TimeoutError:
+            if scope.expired():
+                raise EvaluatorTimeout(_timed_out(self.owner.timeout)) from None
+            raise
 
 
 class IsolatedCalls:
@@ -142,7 +153,7 @@ class IsolatedCalls:
             worker.current = call
             worker.calls.put(call)
         if not call.done.wait(self.timeout):
-            raise EvaluatorTimeout(f"evaluate() did not return within {self.timeout:g} s")
+            raise EvaluatorTimeout(_timed_out(self.timeout))
         if call.error is not None:
             raise call.error
         return call.value
@@ -168,3 +179,7 @@ class IsolatedCalls:
         """Evaluator threads alive (idle or busy)."""
         with self._lock:
             return len(self._workers)
+
+
+def _timed_out(timeout: float) -> str:
+    return f"evaluate() did not return within {timeout:g} s"

@@ -102,6 +102,21 @@ class MatchRule(BaseModel):
             and sampled(trajectory.trace_id, self.sample_rate)
         )
 
+    def may_match_session_of(self, first_turn: Trajectory) -> bool:
+        """Whether a session starting with ``first_turn`` can match: the conditions a
+        session's merged trajectory takes from its first turn (``service``, ``agent``,
+        ``input_regex``, ``attributes``) hold for it. ``tool_called`` and
+        ``sample_rate`` depend on later turns and are decided on the merge."""
+        return (
+            (self.service is None or self.service.matches(first_turn.service))
+            and self._agent_matches(first_turn)
+            and self._input_matches(first_turn.input)
+            and all(
+                matcher.matches(attribute(first_turn, key))
+                for key, matcher in self.attributes.items()
+            )
+        )
+
     def _agent_matches(self, trajectory: Trajectory) -> bool:
         if self.agent is None:
             return True

@@ -34,12 +34,13 @@ from evaluators.documents import (
 )
 from evaluators.problems import Problem, format_loc, from_validation_error
 from evaluators.registry import EvaluatorRegistry, default_registry
-from evaluators.spec_model import BoundEvaluator, EvaluatorEntry, Spec
+from evaluators.spec_model import BoundEvaluator, EvaluatorEntry, Scope, Spec
 from evaluators.trajectory import Trajectory
 
 __all__ = [
     "BoundEvaluator",
     "EvaluatorEntry",
+    "Scope",
     "Spec",
     "SpecError",
     "SpecProblem",
@@ -127,7 +128,11 @@ def load_specs(
 
 
 class SpecSet:
-    """Loaded specs with unique ids, in load order. Immutable: safe to share across threads."""
+    """Loaded specs with unique ids, in load order. Immutable: safe to share across threads.
+
+    ``matching`` and ``bound_for`` consider the specs of one ``scope``: per trace
+    (default) or per session (``has_session_specs`` says whether there are any).
+    """
 
     def __init__(self, specs: Iterable[Spec] = ()) -> None:
         self._specs = tuple(specs)
@@ -136,6 +141,10 @@ class SpecSet:
         if duplicates:
             raise SpecError([SpecProblem(None, None, "id", f"duplicate spec id {duplicates[0]!r}")])
         self._by_id = {spec.id: spec for spec in self._specs}
+        self._by_scope: dict[Scope, tuple[Spec, ...]] = {
+            scope: tuple(spec for spec in self._specs if spec.scope == scope)
+            for scope in ("trace", "session")
+        }
 
     def __iter__(self) -> Iterator[Spec]:
         return iter(self._specs)
@@ -155,16 +164,28 @@ class SpecSet:
     def get(self, spec_id: str) -> Spec | None:
         return self._by_id.get(spec_id)
 
-    def matching(self, trajectory: Trajectory) -> list[Spec]:
-        """Every spec that applies to ``trajectory`` (several may), in load order."""
-        return [spec for spec in self._specs if spec.matches(trajectory)]
+    @property
+    def has_session_specs(self) -> bool:
+        """Whether any spec has ``scope: session`` (then sessions are worth assembling)."""
+        return bool(self._by_scope["session"])
 
-    def bound_for(self, trajectory: Trajectory) -> list[BoundEvaluator]:
-        """The bound evaluators of every matching spec (for a dataset spec, those of the
-        trace's item; none when no item matches), ready for the runner."""
+    def may_start_session(self, first_turn: Trajectory) -> bool:
+        """Whether some session spec can match a session that starts with ``first_turn``
+        (``MatchRule.may_match_session_of``): only such sessions are worth holding."""
+        session_specs = self._by_scope["session"]
+        return any(spec.match.may_match_session_of(first_turn) for spec in session_specs)
+
+    def matching(self, trajectory: Trajectory, scope: Scope = "trace") -> list[Spec]:
+        """Every spec of ``scope`` that applies to ``trajectory`` (several may), in load
+        order; for ``session``, ``trajectory`` is a session's merged trajectory."""
+        return [spec for spec in self._by_scope[scope] if spec.matches(trajectory)]
+
+    def bound_for(self, trajectory: Trajectory, scope: Scope = "trace") -> list[BoundEvaluator]:
+        """The bound evaluators of every matching spec of ``scope`` (for a dataset spec,
+        those of the trace's item; none when no item matches), ready for the runner."""
         return [
             bound
-            for spec in self.matching(trajectory)
+            for spec in self.matching(trajectory, scope)
             for bound in spec.evaluators_for(trajectory) or ()
         ]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -19,6 +19,10 @@ from evaluators.selectors import MatchRule
 from evaluators.trajectory import StepKind, Trajectory
 
 IDENTIFIER = r"^\S+$"  # ids end up in metric labels and file names: no blanks
+
+# What a spec is matched and evaluated on: one trace's trajectory, or the merged
+# trajectory of a session's turns (``evaluators.session.merge_session``).
+Scope = Literal["trace", "session"]
 
 
 class BoundEvaluator(NamedTuple):
@@ -77,12 +81,16 @@ class Spec(BaseModel):
     ``dataset`` each item is a case with its own criteria: ``evaluators_for``
     picks the item of a trace (``bound`` is then the first item's, which has the
     same ids, thresholds and evaluators as every other).
+
+    ``scope`` is ``trace`` (default: each trace on its own) or ``session``: the spec
+    is matched and evaluated once per completed session, on the merge of its turns.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=IDENTIFIER)
     description: str = ""
+    scope: Scope = "trace"
     match: MatchRule = Field(default_factory=MatchRule)
     step_kinds: tuple[StepKind, ...] = Field(default=(StepKind.TOOL,), min_length=1)
     reference: Reference = Field(default_factory=Reference)

@@ -23,7 +23,7 @@ import pytest
 from collector.decode import AttributeSelector, decode_json, decode_protobuf
 from collector.decode.common import KEEP_ALL
 from collector.model import AttrValue, CompletionReason, Span, Trace
-from collector.normalize import ATTRIBUTE_SELECTOR, normalize
+from collector.normalize import ATTRIBUTE_SELECTOR, normalize, session_key
 from evaluators.trajectory import StepKind, Trajectory
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -257,3 +257,10 @@ def test_steps_are_in_start_order() -> None:
         starts = [step.start_unix_nano for step in trajectory.steps]
         assert starts == sorted(starts)
         assert all(step.kind is not StepKind.OTHER for step in trajectory.steps)
+
+
+def test_session_key_is_the_trajectorys_service_and_session() -> None:
+    # Replay workers shard by it: it must agree with normalize on every real trace.
+    for trace in all_golden_traces():
+        trajectory = normalize(trace)
+        assert session_key(trace) == (trajectory.service, trajectory.session_id)

@@ -59,6 +59,21 @@ def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
     return _Builder(trace, tree, mappings).trajectory()
 
 
+def session_key(trace: Trace, mappings: Mappings | None = None) -> tuple[str, str | None]:
+    """``(service, session id)`` of ``trace``'s trajectory, without building it.
+
+    Exactly what ``normalize`` puts in ``Trajectory.service`` / ``session_id`` (same
+    root, same span order), for a fraction of its cost: replay workers shard by it so
+    that every turn of a session reaches the same worker.
+    """
+    tree = SpanTree(trace.spans)
+    if not len(tree):
+        return "unknown_service", None
+    spans = tree.spans
+    service = spans[tree.root].resource.service_name
+    return service, session_id([spans[i] for i in tree.preorder()], mappings)
+
+
 class _Builder:
     """State of one ``normalize`` call; per-span lists are indexed like ``tree.spans``."""
 

@@ -10,7 +10,9 @@ and Azure DevOps read)::
           <error type="evaluator_error" message=…>one line per evaluator error</error>
           <system-out>service, agent, input, every score</system-out>
 
-The always-on evaluators form the suite ``evaluation.always``. A test case's
+The always-on evaluators form the suite ``evaluation.always``. A ``scope:
+session`` spec has one test case per session, named ``LAST_TRACE_ID: session ID (N
+turns): first input…`` (its time: first turn start to last turn end). A test case's
 ``time`` is the agent run's latency (deterministic, and what a person scanning
 CI wants to see), not evaluation time. Test cases are spooled to one file per
 suite while the replay runs, so memory does not grow with the number of
@@ -30,6 +32,7 @@ from xml.sax.saxutils import escape, quoteattr
 from collector.reports.summary import MetricKey
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
+from evaluators.session import session_turns
 from evaluators.trajectory import Trajectory
 
 ALWAYS_SUITE = "evaluation.always"
@@ -119,7 +122,7 @@ class JUnitSpool:
         failures: list[Outcome],
         errors: list[Outcome],
     ) -> str:
-        name = trajectory.trace_id
+        name = _case_id(trajectory)
         if trajectory.input:
             name += ": " + " ".join(trajectory.input.split())[:_NAME_INPUT_CHARS].rstrip()
         parts = [
@@ -162,8 +165,19 @@ def _verdict(outcome: Outcome) -> str:
     return {True: "pass", False: "FAIL", None: "-"}[outcome.passed]
 
 
+def _case_id(trajectory: Trajectory) -> str:
+    """The trace id; for a session's results also the session (the id is its last turn's)."""
+    turns = session_turns(trajectory)
+    if turns is None:
+        return trajectory.trace_id
+    return f"{trajectory.trace_id}: session {trajectory.session_id} ({turns} turns)"
+
+
 def _scores(trajectory: Trajectory, group: Iterable[Outcome]) -> str:
     lines = [f"trace {trajectory.trace_id}", f"service {trajectory.service}"]
+    turns = session_turns(trajectory)
+    if turns is not None:
+        lines[0] += f" (last of the {turns} turns of session {trajectory.session_id})"
     if trajectory.agent:
         lines.append(f"agent {trajectory.agent}")
     if trajectory.input:

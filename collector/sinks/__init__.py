@@ -14,6 +14,11 @@ through ``write_to`` / ``write_more``, which fall back to ``write``:
 - ``write_outcomes(trajectory, outcomes)``: more outcomes for a trajectory that was
   already written (an LLM judge answering later); per-trace facts are not counted
   again.
+- ``write_session(trajectory, outcomes)``: the outcomes of a ``scope: session`` spec
+  on a session's merged trajectory (``evaluators.session``). Its turns were each
+  written as traces already, so, as for ``write_outcomes`` (the fallback), only
+  the outcomes count, never trajectory facts; ``session_turns(trajectory)`` tells
+  such a trajectory apart. Callers go through ``write_session_to``.
 - ``close_within(timeout)``: instead of ``close`` when the caller has a deadline
   (daemon shutdown), for sinks whose flush can take long (the OTLP sink); callers go
   through ``close_sink``.
@@ -65,6 +70,16 @@ def write_more(sink: ResultSink, trajectory: Trajectory, outcomes: Sequence[Outc
         write_outcomes(trajectory, outcomes)
     else:
         sink.write(trajectory, outcomes)
+
+
+def write_session_to(sink: ResultSink, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+    """Hand a session's outcomes to ``sink``: ``write_session`` if it has one, else as
+    later outcomes (``write_more``). Raises what the sink raises."""
+    write_session = getattr(sink, "write_session", None)
+    if write_session is not None:
+        write_session(trajectory, outcomes)
+    else:
+        write_more(sink, trajectory, outcomes)
 
 
 def close_sink(sink: ResultSink, timeout: float | None) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from collector.sinks.rotating import RotatingFile
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
+from evaluators.session import session_trace_ids, session_turns
 from evaluators.trajectory import Trajectory
 
 _SCALARS = (str, int, float, bool)
@@ -37,10 +38,17 @@ def _finite(value: float | None) -> float | None:
 
 
 def result_record(trajectory: Trajectory, outcome: Outcome) -> dict[str, Any]:
-    """The ``--results-out`` line for one outcome."""
+    """The ``--results-out`` line for one outcome.
+
+    ``scope`` is ``trace``, or ``session`` for a ``scope: session`` spec's result on
+    a session's merged trajectory: ``trace_id`` is then the last turn's, and
+    ``turns`` / ``trace_ids`` name every turn.
+    """
     result = outcome.result
-    return {
+    turns = session_turns(trajectory)
+    record: dict[str, Any] = {
         "trace_id": trajectory.trace_id,
+        "scope": "trace" if turns is None else "session",
         "spec": outcome.spec_id,
         "evaluator": outcome.evaluator,
         "score": _finite(score_of(result)),
@@ -58,6 +66,10 @@ def result_record(trajectory: Trajectory, outcome: Outcome) -> dict[str, Any]:
         "input": trajectory.input,
         "resource": _scalars(trajectory.resource_attributes),
     }
+    if turns is not None:
+        record["turns"] = turns
+        record["trace_ids"] = list(session_trace_ids(trajectory))
+    return record
 
 
 def _scalars(attributes: Mapping[str, Any]) -> dict[str, Any]:

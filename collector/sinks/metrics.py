@@ -3,6 +3,11 @@
 Nothing is labelled per trace: the trace id travels only as an OpenMetrics
 exemplar (``trace_id``) on the score, latency and evaluation-duration histograms,
 so a Grafana panel can jump from a bad bucket to the trace in the tracing backend.
+
+A session's results (``scope: session`` specs) arrive through ``write_outcomes``
+(see ``collector.sinks``): they update the evaluation metrics only, labelled by
+their spec like any result, with the session's last trace as exemplar; the
+trajectory facts were counted once per turn, when each trace was written.
 """
 
 from __future__ import annotations

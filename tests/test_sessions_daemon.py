@@ -1,0 +1,111 @@
+"""``evald serve`` evaluates sessions: turns over OTLP/HTTP, results in /metrics and files.
+
+The daemon runs on an injected clock (``daemon_harness``): traces complete when
+the test moves it past ``assembly.idle_timeout``, sessions past
+``sessions.idle_timeout`` — or at shutdown, whatever the clock says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from daemon_harness import GOLDEN, ROOT, WAIT_S, RunningDaemon, daemon_config, running_daemon
+
+if TYPE_CHECKING:
+    from conftest import LoopThread
+
+pytestmark = pytest.mark.timeout(60)
+
+SPEC = "music-store-conversation"
+CAPTURE = GOLDEN / "pydantic-ai" / "multi_turn.jsonl"
+LABELS = json.loads((GOLDEN / "pydantic-ai" / "multi_turn.expected.json").read_text())
+
+
+def config(tmp_path: Path) -> Any:
+    return daemon_config(
+        specs=[str(ROOT / "config" / "specs" / "*.yaml")],
+        outputs={"results_file": str(tmp_path / "results.jsonl")},
+        sessions={"idle_timeout": "15m"},
+    )
+
+
+def session_lines(tmp_path: Path) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    return [line for line in lines if line["scope"] == "session"]
+
+
+def scrape(running: RunningDaemon) -> str:
+    """/metrics in OpenMetrics, the format that carries exemplars."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{running.daemon.admin.port}/metrics",
+        headers={"Accept": "application/openmetrics-text; version=1.0.0"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(response.read().decode())
+
+
+def advance_sessions(running: RunningDaemon, seconds: float) -> None:
+    """Move the clock; the pipeline's tick (the timer's) hands due sessions over."""
+    running.clock.advance(seconds)
+
+    async def tick_and_wait() -> None:
+        running.daemon.pipeline.tick()
+        while running.daemon.pipeline.queue_depth:
+            await asyncio.sleep(0.005)
+
+    running.loop.run(tick_and_wait(), timeout=WAIT_S)
+
+
+def test_a_session_is_evaluated_after_its_idle_timeout(
+    loop_thread: LoopThread, tmp_path: Path
+) -> None:
+    with running_daemon(config(tmp_path), loop_thread) as running:
+        running.post_file(CAPTURE)
+        running.complete_traces()
+        assert running.metric("evald_sessions_in_flight") == 1
+        assert running.metric("evald_session_turns_in_flight") == 3
+        advance_sessions(running, 14 * 60)
+        assert session_lines(tmp_path) == []  # 15 minutes are not over yet
+        advance_sessions(running, 60)
+        lines = session_lines(tmp_path)
+        assert {line["evaluator"]: line["passed"] for line in lines} == {
+            "trajectory_match": True, "tool_args_match": True, "single_refund": True,
+            "invoice_checked_before_refund": True, "gives_the_refund_id": True,
+        }  # fmt: skip
+        assert {line["trace_id"] for line in lines} == {LABELS["trace_ids"][-1]}
+        assert {line["session_id"] for line in lines} == {LABELS["session_id"]}
+        exposition = scrape(running)
+        assert running.metric("evald_sessions_completed_total", reason="idle") == 1
+        assert running.metric("evald_sessions_in_flight") == 0
+        service = {"service": "music-store-support-pydantic-ai", "agent": "music_store_support"}
+        labels = {"spec": SPEC, "evaluator": "single_refund", **service}
+        assert running.metric("evald_evaluations_total", outcome="pass", **labels) == 1
+        scraped = [line for line in exposition.splitlines() if f'spec="{SPEC}"' in line]
+        assert any(line.startswith("evald_evaluations_total{") for line in scraped)
+        assert any(line.startswith("evald_evaluation_score_count{") for line in scraped)
+        exemplar = f'# {{trace_id="{LABELS["trace_ids"][-1]}"}}'  # the last turn's trace
+        assert any(line.startswith("evald_evaluation_score_bucket{") and exemplar in line
+                   for line in scraped)  # fmt: skip
+        # The turns were counted once each, as traces; the session added no trajectory fact.
+        assert running.metric("evald_traces_evaluated_total", **service) == 3
+        assert running.metric("evald_tool_calls_total", service=service["service"],
+                              tool="refund") == 1  # fmt: skip
+
+
+def test_shutdown_evaluates_an_open_session(loop_thread: LoopThread, tmp_path: Path) -> None:
+    running = RunningDaemon(config(tmp_path), loop_thread)
+    try:
+        running.post_file(CAPTURE)
+        running.complete_traces()
+        assert session_lines(tmp_path) == []
+    finally:
+        running.stop()  # the clock never reached sessions.idle_timeout
+    lines = session_lines(tmp_path)
+    assert len(lines) == 5 and all(line["passed"] for line in lines)
+    assert running.metric("evald_sessions_completed_total", reason="shutdown") == 1
+    assert running.metric("evald_sessions_dropped_total", reason="shutdown_timeout") == 0
