@@ -13,8 +13,45 @@ image ships. Why and what was measured: docs/adr/0011-compiled-hot-path.md.
 
 import os
 from pathlib import Path
+from typing import Any
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+NORMALIZER = "collector.normalize"  # its modules, and mypyc's libraries for them
+
+
+class BuildExt(build_ext):
+    """The optional extensions, with the normalizer all or nothing.
+
+    mypyc makes a small module and a library for each source; if one library fails
+    to build (a compiler killed for memory on a small builder), its module would be
+    installed without it and ``import collector.normalize`` would fail. So one
+    failure drops every normalizer extension, including stale ones from an earlier
+    in-place build: the normalizer then runs interpreted, as without a compiler.
+    """
+
+    def build_extension(self, ext: Any) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception:
+            if ext.name.startswith(NORMALIZER):
+                self.normalizer_failed = True
+            raise
+
+    def build_extensions(self) -> None:
+        self.normalizer_failed = False
+        super().build_extensions()
+        if not self.normalizer_failed:
+            return
+        dropped = [ext for ext in self.extensions if ext.name.startswith(NORMALIZER)]
+        inplace = self.inplace
+        for self.inplace in (0, 1):  # the build directory and the source tree
+            for ext in dropped:
+                Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
+        self.inplace = inplace
+        self.extensions = [ext for ext in self.extensions if ext not in dropped]
+        self.warn("a normalizer module failed to compile: the normalizer runs interpreted")
 
 
 def _decoder() -> list[Extension]:
@@ -41,5 +78,6 @@ def _normalizer() -> list[Extension]:
 pure = os.environ.get("EVALD_PURE_PYTHON", "") not in ("", "0")
 setup(
     ext_modules=[] if pure else [*_decoder(), *_normalizer()],
+    cmdclass={"build_ext": BuildExt},
     options={"build_ext": {"parallel": os.cpu_count() or 1}},  # ~25 C files
 )

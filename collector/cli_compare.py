@@ -109,6 +109,11 @@ def _run_judge(args: argparse.Namespace) -> int:
         raise CompareInputError("--lower-is-better applies to scores, not to --judge")
     if len(files) != 2:
         raise CompareInputError("--judge needs two trajectories files (A B)")
+    if args.align_by == "item":
+        raise CompareInputError(
+            "--judge --align-by item: trajectories carry no dataset item (a trace can be "
+            "an item of several specs); align by input, trace_id, session_id, service or agent"
+        )
     try:
         config = load_config(args.config)
     except ConfigError as exc:

@@ -94,6 +94,7 @@ class _Binder:
         self.base = spec.reference.model_dump(mode="json", exclude_unset=True)
         self.cases: dict[str, tuple[BoundEvaluator, ...]] = {}
         self.first: dict[str, int] = {}
+        self.labels: dict[str, int] = {}  # item label (id, else key) -> its position
         self.problems: list[DatasetProblem] = []
 
     def add(self, raw: _Raw) -> None:
@@ -109,8 +110,15 @@ class _Binder:
         except BindError as exc:
             self._report(raw, item, [self._from_bind(item, problem) for problem in exc.problems])
             return
-        if key is not None:
-            self.cases[key] = tuple(entry._replace(item=item.id or key) for entry in bound)
+        if key is None:
+            return
+        label = item.id or key  # what results carry (`item`) and compare aligns on
+        if label in self.labels:
+            message = f"the same id as items[{self.labels[label]}]: ids must be unique"
+            self._report(raw, item, [Problem(("id",), message)])
+            return
+        self.labels[label] = raw.position
+        self.cases[key] = tuple(entry._replace(item=label) for entry in bound)
 
     def _key(self, raw: _Raw, item: DatasetItem) -> str | None:
         by = self.ref.match_by

@@ -13,8 +13,10 @@ Built-in evaluators (``evaluators.builtin``) and the judges' front ends
 bounded and run inline: handing a call to a thread costs tens of microseconds.
 
 A thread with no call for ``idle_exit`` seconds exits (a spec reload replaces the
-evaluator objects; their threads must not pile up). Daemon threads never delay the
-process's exit.
+evaluator objects; their threads must not pile up), except the thread of an async
+evaluator that is still in use: its event loop lives as long as the evaluator, as
+clients bound to it (``httpx.AsyncClient``) expect. Threads hold their evaluator
+weakly and exit once it is gone. Daemon threads never delay the process's exit.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ import asyncio
 import inspect
 import queue
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["EvaluatorBusy", "EvaluatorTimeout", "IsolatedCalls", "runs_inline"]
+__all__ = ["EvaluatorAborted", "EvaluatorBusy", "EvaluatorTimeout", "IsolatedCalls", "runs_inline"]
 
 _INLINE_MODULES = ("evaluators.builtin.", "evaluators.judges.")
+_CANCEL_GRACE_S = 0.5
 
 
 class EvaluatorTimeout(Exception):
@@ -39,6 +43,11 @@ class EvaluatorBusy(Exception):
     """The evaluator's previous call, which timed out, has not returned yet."""
 
 
+class EvaluatorAborted(Exception):
+    """``evaluate`` raised a ``BaseException`` (``SystemExit``, ``KeyboardInterrupt``):
+    reported as the evaluator's error, never let through to end evaluation."""
+
+
 def runs_inline(evaluator: object) -> bool:
     """True for evald's own evaluators, which run on the caller's thread."""
     return type(evaluator).__module__.startswith(_INLINE_MODULES)
@@ -47,11 +56,12 @@ def runs_inline(evaluator: object) -> bool:
 class _Call:
     """One ``evaluate`` call handed to a worker thread; ``done`` is set when it ends."""
 
-    __slots__ = ("done", "error", "function", "value")
+    __slots__ = ("awaiting", "done", "error", "function", "value")
 
     def __init__(self, function: Callable[[], object]) -> None:
-        self.function = function
+        self.function: Callable[[], object] | None = function
         self.done = threading.Event()
+        self.awaiting = False  # an async evaluate: the worker's own timer cancels it
         self.value: object = None
         self.error: BaseException | None = None
 
@@ -62,10 +72,19 @@ class _Worker(threading.Thread):
     def __init__(self, owner: IsolatedCalls, evaluator: object) -> None:
         super().__init__(name=f"evald-evaluator-{type(evaluator).__name__}", daemon=True)
         self.owner = owner
-        self.evaluator = evaluator  # held, so its id() is not reused while this runs
+        # Weak: a thread must not keep a replaced evaluator (spec reload) alive.
+        self._evaluator = weakref.ref(evaluator)
         self.calls: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self.current: _Call | None = None  # the last call handed over (owner's lock)
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def serves(self, evaluator: object) -> bool:
+        """Whether this is ``evaluator``'s thread (not a dead one's whose id was reused)."""
+        return self._evaluator() is evaluator
+
+    @property
+    def evaluator_alive(self) -> bool:
+        return self._evaluator() is not None
 
     def run(self) -> None:
         try:
@@ -80,14 +99,16 @@ class _Worker(threading.Thread):
                     return
                 self._run(call)
         finally:
-            if self._loop is not None:
-                self._loop.close()
+            if self.loop is not None:
+                self.loop.close()
 
     def _run(self, call: _Call) -> None:
+        function, call.function = call.function, None  # holds the evaluator: let it go
         try:
-            value = call.function()
+            assert function is not None
+            value = function()
             if inspect.isawaitable(value):
-                value = self._await(value)
+                value = self._await(value, call)
             call.value = value
         # Not swallowed: the caller re-raises it (EvaluationRunner reports it as an
         # ErrorResult). BaseException too: a plug-in raising SystemExit or
@@ -95,13 +116,15 @@ class _Worker(threading.Thread):
         except BaseException as exc:
             call.error = exc
         finally:
+            del function
             call.done.set()
 
-    def _await(self, awaitable: Awaitable[object]) -> object:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
+    def _await(self, awaitable: Awaitable[object], call: _Call) -> object:
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+        call.awaiting = True
         try:
-            return self._loop.run_until_complete(self._bounded(awaitable))
+            return self.loop.run_until_complete(self._bounded(awaitable))
         finally:
             if inspect.iscoroutine(awaitable):
                 awaitable.close()  # no-op once finished; avoids "never awaited" otherwise
@@ -142,7 +165,7 @@ class IsolatedCalls:
         call = _Call(function)
         with self._lock:
             worker = self._workers.get(id(evaluator))
-            if worker is None:
+            if worker is None or not worker.serves(evaluator):
                 worker = self._workers[id(evaluator)] = _Worker(self, evaluator)
                 worker.start()
             elif worker.current is not None and not worker.current.done.is_set():
@@ -152,19 +175,30 @@ class IsolatedCalls:
                 )
             worker.current = call
             worker.calls.put(call)
-        if not call.done.wait(self.timeout):
+        if not call.done.wait(self.timeout) and not (
+            # An async call is cancelled by the worker's own timer, started a moment
+            # after this wait: give it that moment, so the evaluator is free again.
+            call.awaiting and call.done.wait(_CANCEL_GRACE_S)
+        ):
             raise EvaluatorTimeout(_timed_out(self.timeout))
-        if call.error is not None:
-            raise call.error
-        return call.value
+        error = call.error
+        if error is None:
+            return call.value
+        if isinstance(error, Exception | asyncio.CancelledError):
+            raise error
+        raise EvaluatorAborted(f"{type(error).__name__}: {error}") from error
 
     def retire(self, worker: _Worker) -> bool:
-        """Called by an idle worker: True (and forgotten) unless a call just arrived."""
+        """Called by an idle worker: True (and forgotten) unless a call just arrived or
+        it keeps the event loop of an evaluator still in use."""
         with self._lock:
             if not worker.calls.empty():
                 return False
-            if self._workers.get(id(worker.evaluator)) is worker:
-                del self._workers[id(worker.evaluator)]
+            if worker.loop is not None and worker.evaluator_alive:
+                return False
+            for key, held in list(self._workers.items()):
+                if held is worker:
+                    del self._workers[key]
             return True
 
     def close(self) -> None:

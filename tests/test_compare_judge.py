@@ -225,6 +225,9 @@ def test_usage_and_input_errors_exit_2(
     assert main(["compare", a, b, "--seed", "1"]) == 2  # --seed needs --judge
     assert main(["compare", a, "--judge", "default", "--config", cfg]) == 2
     assert main(["compare", a, "--judge", "default", "--config", cfg, "--split-by", "x"]) == 2
+    item = ["--align-by", "item"]
+    assert main(["compare", a, b, "--judge", "default", "--config", cfg, *item]) == 2
+    assert "trajectories carry no dataset item" in capsys.readouterr().err
     results = tmp_path / "results.jsonl"
     results.write_text(json.dumps({"evaluator": "e", "score": 1, "input": "q"}) + "\n")
     assert main(["compare", a, str(results), "--judge", "default", "--config", cfg]) == 2

@@ -236,6 +236,10 @@ def test_item_problems_name_file_line_item_and_field(tmp_path: Path) -> None:
           input: "  ONE "
           reference: {trajectory: [a]}
           criteria: {key_tool: {tool: a}}
+        - id: ok
+          input: five
+          reference: {trajectory: [a]}
+          criteria: {key_tool: {tool: a}}
         """,
     )
     dataset = tmp_path / "items.yaml"
@@ -249,6 +253,8 @@ def test_item_problems_name_file_line_item_and_field(tmp_path: Path) -> None:
         f"{dataset}:16: items[3].refrence: unknown key",
         f"{dataset}:18: items[4].input: item 'duplicate': the same input as items[0]: "
         "keys must be unique",
+        # Results carry the id as `item` (compare --align-by item): ids must be unique too.
+        f"{dataset}:21: items[5].id: item 'ok': the same id as items[0]: ids must be unique",
     ]
 
 

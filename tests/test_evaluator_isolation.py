@@ -7,12 +7,14 @@ not waited for. Every blocked evaluator is released at the end of its test.
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
 import textwrap
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -151,13 +153,69 @@ def test_builtins_run_inline_and_plugins_on_their_own_thread() -> None:
     assert seen == ["evald-evaluator-Where", threading.current_thread().name]
 
 
+def wait_for_threads(calls: IsolatedCalls, count: int) -> int:
+    deadline = time.monotonic() + 5
+    while calls.threads != count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return calls.threads
+
+
 def test_idle_threads_exit() -> None:
     calls = IsolatedCalls(timeout=1.0, idle_exit=0.05)
-    assert calls.call(object(), lambda: 42) == 42
-    deadline = time.monotonic() + 5
-    while calls.threads and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert calls.threads == 0
+    assert calls.call(Quick(EvaluatorConfig()), lambda: 42) == 42
+    assert wait_for_threads(calls, 0) == 0
+
+
+def test_an_async_evaluator_keeps_its_loop_while_it_lives() -> None:
+    # A client bound to the loop (httpx.AsyncClient …) must survive a quiet minute.
+    class Bound(Quick):
+        def __init__(self, config: EvaluatorConfig) -> None:
+            super().__init__(config)
+            self.loop: asyncio.AbstractEventLoop | None = None
+
+        async def evaluate(self, trajectory: Trajectory, criteria: NoCriteria) -> NumericResult:
+            loop = asyncio.get_running_loop()
+            assert self.loop in (None, loop), "a new event loop: state bound to the old one breaks"
+            self.loop = loop
+            return NumericResult(score=1.0)
+
+    calls = IsolatedCalls(timeout=1.0, idle_exit=0.05)
+    evaluator = Bound(EvaluatorConfig())
+    call = partial(evaluator.evaluate, TRAJECTORY, NoCriteria())
+    assert calls.call(evaluator, call) == NumericResult(score=1.0)
+    time.sleep(0.2)  # several idle periods: the thread stays, with its loop
+    assert calls.call(evaluator, call) == NumericResult(score=1.0)
+    del evaluator, call
+    gc.collect()
+    assert wait_for_threads(calls, 0) == 0  # gone with its evaluator (a spec reload)
+
+
+def test_a_plugin_raising_system_exit_is_its_error_not_the_end() -> None:
+    class Quits(Quick):
+        def evaluate(self, trajectory: Trajectory, criteria: NoCriteria) -> NumericResult:
+            raise SystemExit(0)
+
+    with EvaluationRunner(timeout_s=TIMEOUT) as runner:
+        (outcome,) = runner.run(TRAJECTORY, [bound(Quits(EvaluatorConfig()), "quits")])
+    assert outcome.result == ErrorResult(error="EvaluatorAborted: SystemExit: 0")
+
+
+def test_after_an_async_timeout_the_next_call_runs() -> None:
+    class SlowOnce(Quick):
+        calls = 0
+
+        async def evaluate(self, trajectory: Trajectory, criteria: NoCriteria) -> NumericResult:
+            type(self).calls += 1
+            await asyncio.sleep(5 if type(self).calls == 1 else 0)
+            return NumericResult(score=1.0)
+
+    slow = SlowOnce(EvaluatorConfig())
+    with EvaluationRunner(timeout_s=0.1) as runner:
+        (first,) = runner.run(TRAJECTORY, [bound(slow, "slow")])
+        (second,) = runner.run(TRAJECTORY, [bound(slow, "slow")])
+    assert isinstance(first.result, ErrorResult)
+    assert first.result.error.startswith("EvaluatorTimeout")
+    assert second.result == NumericResult(score=1.0)  # not EvaluatorBusy
 
 
 def test_replay_with_a_hung_plugin_finishes_and_exits(tmp_path: Path) -> None:

@@ -110,9 +110,9 @@ OUTCOMES = [
 ]
 
 
-@pytest.fixture
-def hanging_backend() -> Iterator[OtlpBackend]:
-    backend = OtlpBackend("grpc", hang=True)
+@pytest.fixture(params=["grpc", "http/protobuf"])
+def hanging_backend(request: pytest.FixtureRequest) -> Iterator[OtlpBackend]:
+    backend = OtlpBackend(request.param, hang=True)
     yield backend
     backend.close()
 
@@ -121,7 +121,8 @@ def test_a_hanging_backend_costs_drops_not_blocking(
     hanging_backend: OtlpBackend, telemetry: Telemetry, metric: Callable[..., float]
 ) -> None:
     config = OtlpOutput(endpoint=hanging_backend.endpoint, timeout=0.5, max_queue_size=4,
-                        max_export_batch_size=2, schedule_delay=0.01, log_records=True)  # fmt: skip
+                        max_export_batch_size=2, schedule_delay=0.01, log_records=True,
+                        protocol=hanging_backend.protocol)  # fmt: skip
     sink = OtlpSink(config, telemetry)
     writes = 200
     try:
@@ -135,14 +136,21 @@ def test_a_hanging_backend_costs_drops_not_blocking(
         started = time.monotonic()
         sink.close()
         closing = time.monotonic() - started
-    assert closing < config.timeout + 1.5  # both signals at once, within the timeout
-    for signal, per_write in (("spans", 1), ("logs", len(OUTCOMES))):
-        counted = sum(
+    assert closing < config.timeout + 0.3  # both signals at once, within the timeout
+
+    def counted(signal: str) -> float:
+        return sum(
             metric("evald_otlp_export_items_total", signal=signal, outcome=outcome)
             for outcome in ("sent", "failed", "dropped")
         )
-        assert counted == (writes + 1) * per_write  # each item counted exactly once
+
+    for signal, per_write in (("spans", 1), ("logs", len(OUTCOMES))):
+        assert counted(signal) == (writes + 1) * per_write  # each item counted exactly once
         assert metric("evald_otlp_export_items_total", signal=signal, outcome="sent") == 0
+    # An HTTP request in flight outlives close(): when it gives up, the SDK goes on
+    # through its queue, and nothing may be counted twice.
+    time.sleep(config.timeout * 3)
+    assert [counted("spans"), counted("logs")] == [writes + 1, (writes + 1) * len(OUTCOMES)]
 
 
 def test_daemon_shutdown_with_a_hanging_backend_keeps_to_the_grace(
@@ -151,7 +159,8 @@ def test_daemon_shutdown_with_a_hanging_backend_keeps_to_the_grace(
     # The whole shutdown, OTLP flush included, fits in shutdown.grace: a backend that
     # hangs costs counted drops, not a Kubernetes SIGKILL.
     grace = 2.0
-    otlp = {"endpoint": hanging_backend.endpoint, "timeout": "10s", "log_records": True}
+    otlp = {"endpoint": hanging_backend.endpoint, "timeout": "10s", "log_records": True,
+            "protocol": hanging_backend.protocol}  # fmt: skip
     config = daemon_config(outputs={"otlp": otlp}, shutdown={"grace": grace})
     running = RunningDaemon(config, loop_thread)
     for path in golden_files("pydantic-ai/*.jsonl")[:3]:
@@ -161,7 +170,7 @@ def test_daemon_shutdown_with_a_hanging_backend_keeps_to_the_grace(
     started = time.monotonic()
     running.stop()
     took = time.monotonic() - started
-    assert took < grace + 1.5  # + the SDK's stop after its exporter was closed
+    assert took < grace + 0.5  # the flush, judges and the SDK's stop all fit in the grace
     dropped = running.metric(
         "evald_otlp_export_items_total", signal="spans", outcome="dropped"
     ) + running.metric("evald_otlp_export_items_total", signal="spans", outcome="failed")

@@ -23,18 +23,18 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
     OTLPSpanExporter as HttpSpanExporter,
 )
 from opentelemetry.sdk.trace.export import SpanExportResult
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 from test_receiver_grpc import make_spans
 
 from collector.config import Config, ConfigError, Listener, OtlpReceivers, ReceiverAuth, ReceiverTls
 from collector.decode import AttributeSelector
 from collector.receivers import GrpcReceiver, HttpReceiver
-from collector.receivers.security import ReceiverSecurityError, load_security
+from collector.receivers.security import ReceiverSecurity, ReceiverSecurityError, load_security
 from collector.serve import Daemon
 from collector.telemetry import Telemetry
 
 if TYPE_CHECKING:
-    from conftest import RecordingConsumer
+    from conftest import LoopThread, RecordingConsumer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -273,3 +273,27 @@ def test_unreadable_settings_stop_start_up_naming_the_key(
     )
     with pytest.raises(ConfigError, match="bearer_token_env"):
         Daemon(config)
+
+
+def test_a_non_utf8_authorization_header_is_refused_not_a_crash() -> None:
+    # aiohttp hands header bytes that are not UTF-8 over as surrogate escapes.
+    security = ReceiverSecurity(token=SecretStr(TOKEN))
+    assert not security.authorized(f"Bearer {TOKEN}\udcff")
+    assert security.authorized(f"Bearer {TOKEN}")
+
+
+def test_health_is_serving_again_after_a_restart(
+    loop_thread: LoopThread, consumer: RecordingConsumer, telemetry: Telemetry
+) -> None:
+    config = OtlpReceivers(grpc=Listener(endpoint="127.0.0.1:0"))
+    receiver = GrpcReceiver(config, consumer, AttributeSelector(), telemetry)
+    statuses = []
+    for _ in range(2):  # start → shutdown → start: the lifecycle contract
+        loop_thread.run(receiver.start())
+        with grpc.insecure_channel(f"127.0.0.1:{receiver.port}") as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=5
+            )
+            statuses.append(reply.status)
+        loop_thread.run(receiver.shutdown(1.0))
+    assert statuses == [health_pb2.HealthCheckResponse.SERVING] * 2

@@ -63,12 +63,12 @@ class GrpcReceiver:
         security: ReceiverSecurity | None = None,
     ) -> None:
         self._security = security or ReceiverSecurity()
-        self._health = health.aio.HealthServicer()
         self._endpoint = config.grpc.endpoint
         self._host_port = config.grpc.host_port
         self._max_request_size = config.max_request_size
         self._ingest = Ingest("grpc", consumer, selector, telemetry, config.retry_after)
         self._server: Any = None
+        self._health: Any = None
         self._port: int | None = None
 
     @property
@@ -84,6 +84,8 @@ class GrpcReceiver:
             raise RuntimeError("the OTLP/gRPC receiver is already started")
         server = grpc.aio.server(options=self._options())
         server.add_generic_rpc_handlers((self._handlers(),))
+        # A new servicer per start: one that entered graceful shutdown ignores set().
+        self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         address = _address(*self._host_port)
         credentials = self._security.grpc_credentials()
@@ -102,7 +104,7 @@ class GrpcReceiver:
     async def shutdown(self, grace: float) -> None:
         """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
         server, self._server, self._port = self._server, None, None
-        if server is not None:
+        if server is not None and self._health is not None:
             await self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING
             await server.stop(grace)
 

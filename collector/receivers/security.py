@@ -13,7 +13,7 @@ from __future__ import annotations
 import hmac
 import os
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ class ReceiverSecurityError(Exception):
 @dataclass(frozen=True)
 class _TlsMaterial:
     cert: bytes
-    key: bytes
+    key: bytes = field(repr=False)  # a private key never reaches a log line
     client_ca: bytes | None
     paths: ReceiverTls  # resolved, for ssl (which loads from files)
 
@@ -50,7 +50,8 @@ class ReceiverSecurity:
             return True
         if not authorization or not authorization.startswith(_BEARER):
             return False
-        presented = authorization[len(_BEARER) :].strip().encode()
+        # surrogateescape: aiohttp decodes header bytes that way; never raise on them.
+        presented = authorization[len(_BEARER) :].strip().encode("utf-8", "surrogateescape")
         return hmac.compare_digest(presented, self.token.get_secret_value().encode())
 
     def ssl_context(self) -> ssl.SSLContext | None:

@@ -38,8 +38,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from collector.config import OtlpOutput
 from collector.telemetry import Telemetry
 
-# Past the deadline, how long closing still waits for the SDK's batch processor to
-# stop: the exporter is closed by then, so an export in progress returns at once.
+# The part of a close's budget kept for stopping the SDK's batch processor after the
+# flush (a gRPC export returns at once once its exporter is closed; an HTTP request in
+# flight does not, and is left to finish on its daemon thread).
 _STOP_GRACE_S = 1.0
 
 ItemT = TypeVar("ItemT")
@@ -61,10 +62,13 @@ class Budget:
             self._pending += 1
             return True
 
-    def release(self, count: int) -> None:
-        """``count`` items left the queue (the exporter got them)."""
+    def release(self, count: int) -> int:
+        """``count`` items left the queue (the exporter got them); returns how many of
+        them were still reserved (fewer once ``drain`` counted the rest)."""
         with self._lock:
-            self._pending = max(0, self._pending - count)
+            released = min(count, self._pending)
+            self._pending -= released
+            return released
 
     def drain(self) -> int:
         """Forget what is still reserved and return how much that was."""
@@ -97,9 +101,11 @@ class Accounting:
         self._closed = threading.Event()
 
     def export(self, count: int, send: Callable[[], bool]) -> bool:
-        self._budget.release(count)
+        released = self._budget.release(count)
         if self._closed.is_set():
-            self._counts.dropped.inc(count)
+            # Only what drain() has not counted yet: an HTTP export that outlived
+            # close() lets the SDK go on through its queue afterwards.
+            self._counts.dropped.inc(released)
             return False
         sent = send()
         (self._counts.sent if sent else self._counts.failed).inc(count)
@@ -175,9 +181,9 @@ class Channel(Generic[ItemT]):
         self.close_by(time.monotonic() + timeout)
 
     def close_by(self, deadline: float) -> None:
-        """Export what is queued until ``deadline`` (``time.monotonic``), then stop;
-        what is left is counted as dropped. Returns by ``deadline`` (plus the time
-        the SDK takes to stop an interrupted export). Safe to call twice.
+        """Export what is queued until ``deadline`` (``time.monotonic``) less the time
+        kept for stopping, then stop; what is left is counted as dropped, each item
+        once. Returns by ``deadline``. Safe to call twice.
 
         The SDK's ``force_flush`` and ``shutdown`` ignore timeouts, so both run in a
         helper thread that closing the exporter releases.
@@ -189,13 +195,13 @@ class Channel(Generic[ItemT]):
             target=self._processor.force_flush, name="evald-otlp-flush", daemon=True
         )
         flusher.start()
-        flusher.join(max(0.0, deadline - time.monotonic()))
+        flusher.join(max(0.0, deadline - _STOP_GRACE_S - time.monotonic()))
         self._accounting.close()  # anything not sent by now is counted as dropped
         stopper = threading.Thread(
             target=self._processor.shutdown, name="evald-otlp-stop", daemon=True
         )
         stopper.start()
-        stopper.join(max(_STOP_GRACE_S, deadline - time.monotonic()))
+        stopper.join(max(0.0, deadline - time.monotonic()))
         self._counts.dropped.inc(self._budget.drain())
 
 
