@@ -11,9 +11,11 @@ from pydantic import Field
 
 from evaluators.judges.base import read_verdict
 from evaluators.judges.cache import ResultCache, cache_key
+from evaluators.judges.judge import Judge
 from evaluators.judges.parse import VerdictError, extract_json, last_line
 from evaluators.judges.prompt import Verdict
 from evaluators.judges.protocol import ChatReply, ChatRequest, Message
+from evaluators.judges.settings import JudgeSettings
 
 REPLY = ChatReply('{"ok": true}', 10, 2, "m")
 
@@ -98,3 +100,22 @@ def test_read_verdict_validates_leniently_and_uses_the_fallback() -> None:
     with pytest.raises(VerdictError):
         read_verdict("no verdict", Flag, lambda t: None)
     assert last_line("a\n\n  N  \n") == "N"
+
+
+def test_the_server_is_part_of_a_judges_identity() -> None:
+    # An Azure deployment lives in base_url and api-version in the query: either
+    # decides the model, so a changed one must not reuse cached verdicts.
+    def identity(**changes: object) -> dict[str, object]:
+        values: dict[str, object] = {"base_url": "https://a.example/v1", "model": "m", **changes}
+        settings = JudgeSettings.model_validate(values)
+        return Judge("j", settings).identity()
+
+    keys = {
+        cache_key(identity(**changes), request("x"))
+        for changes in (
+            {},
+            {"base_url": "https://b.example/v1"},
+            {"query": {"api-version": "2024-10-21"}},
+        )
+    }
+    assert len(keys) == 3

@@ -66,6 +66,9 @@ class Judge:
         s = self.settings
         return {
             "judge": self.name,
+            # The server too: an Azure deployment (in base_url) or api-version (query)
+            # decides the model whatever `model` says.
+            "url": s.url,
             "model": s.model,
             "temperature": s.temperature,
             "max_tokens": s.max_tokens,
