@@ -119,6 +119,11 @@ class TraceAssembler:
         self._idle: OrderedDict[bytes, _Pending] = OrderedDict()
         self._span_count = 0
         self._decided: OrderedDict[bytes, None] = OrderedDict()  # LRU of released ids
+        # One child per reason: labels() validates and locks on every call.
+        self._completed = {
+            reason: telemetry.traces_completed.labels(reason=reason.value)
+            for reason in CompletionReason
+        }
 
     @property
     def in_flight_traces(self) -> int:
@@ -135,29 +140,37 @@ class TraceAssembler:
         ``on_complete`` raises while evicting; then no span of ``spans`` was stored.
         """
         batch = self._plan(spans)
-        self._make_room(batch.new)
-        self._store(batch)
+        try:
+            self._make_room(batch.new)
+            self._store(batch)
+        finally:
+            self._update_gauges()
         if batch.late:
             self._telemetry.spans_late.inc(batch.late)
-        self._update_gauges()
         return batch.result(len(spans))
 
     def tick(self) -> None:
         """Release every trace due at ``clock.now()``; cost O(released traces)."""
         now = self._clock.now()
-        # Idle first: a complete trace that also reached max age (a late tick, or a
-        # replay clock jump) is reported as complete rather than as cut off.
-        idle = self._config.idle_timeout
-        while self._idle and (pending := _first(self._idle)).last_seen + idle <= now:
-            self._release(pending, CompletionReason.IDLE)
-        max_age = self._config.max_trace_age
-        while self._traces and (pending := _first(self._traces)).first_seen + max_age <= now:
-            self._release(pending, CompletionReason.MAX_AGE)
+        try:
+            # Idle first: a complete trace that also reached max age (a late tick, or
+            # a replay clock jump) is reported as complete rather than as cut off.
+            idle = self._config.idle_timeout
+            while self._idle and (pending := _first(self._idle)).last_seen + idle <= now:
+                self._release(pending, CompletionReason.IDLE)
+            max_age = self._config.max_trace_age
+            while self._traces and (pending := _first(self._traces)).first_seen + max_age <= now:
+                self._release(pending, CompletionReason.MAX_AGE)
+        finally:
+            self._update_gauges()  # once per tick, not per trace released
 
     def flush(self, reason: CompletionReason) -> None:
         """Release every held trace, oldest first, with ``reason``."""
-        while self._traces:
-            self._release(_first(self._traces), reason)
+        try:
+            while self._traces:
+                self._release(_first(self._traces), reason)
+        finally:
+            self._update_gauges()
 
     def next_deadline(self) -> float | None:
         """The earliest clock time at which ``tick`` could release a trace, or None.
@@ -253,8 +266,7 @@ class TraceAssembler:
         self._idle.pop(trace_id, None)
         self._span_count -= len(pending.spans)
         self._remember(trace_id)
-        self._telemetry.traces_completed.labels(reason=reason.value).inc()
-        self._update_gauges()
+        self._completed[reason].inc()
 
     def _remember(self, trace_id: bytes) -> None:
         if self._config.decided_traces_memory == 0:
