@@ -89,6 +89,16 @@ PANELS = [
     panel("LLM judges: budget left today", [
         target("min by (judge, unit) (evald_judge_budget_remaining)", "{{judge}} {{unit}}"),
     ], "short", 12, 40),
+    panel("Sessions (scope: session specs): open, completed, evicted, dropped", [
+        target("sum(evald_sessions_in_flight)", "open"),
+        target("sum(evald_session_turns_in_flight)", "turns held"),
+        target("sum by (reason) (rate(evald_sessions_completed_total[$__rate_interval]))", "completed {{reason}}"),
+        target("sum by (limit) (rate(evald_sessions_evicted_total[$__rate_interval]))", "evicted {{limit}}"),
+        target("sum by (reason) (rate(evald_sessions_dropped_total[$__rate_interval]))", "dropped {{reason}}"),
+    ], "short", 0, 48),
+    panel("evald build: decoder and normalizer (native / compiled, or the slower fallbacks)", [
+        target("count by (version, decoder, normalizer) (evald_build_info)", "{{version}} {{decoder}} {{normalizer}}"),
+    ], "short", 12, 48),
 ]  # fmt: skip
 
 DASHBOARD = {
