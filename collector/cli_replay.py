@@ -63,7 +63,8 @@ def add_arguments(replay: argparse.ArgumentParser) -> None:
         type=_workers,
         default=1,
         metavar="N",
-        help="processes to use; traces are split by trace id (0: one per CPU; default 1)",
+        help="processes to use; traces are split by trace id, or by session when "
+        "scope: session specs are loaded (0: one per CPU; default 1)",
     )
 
 

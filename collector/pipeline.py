@@ -91,9 +91,9 @@ class Pipeline:
         The completion timer calls this on its own; call it directly after moving an
         injected clock. Event loop thread only. A full queue leaves traces held.
         """
+        self._check_sessions_if_due()  # first: released traces may fill the queue
         with contextlib.suppress(Overloaded):  # traces stay held; the next tick retries
             self._assembler.tick()
-        self._check_sessions_if_due()
 
     def _check_sessions_if_due(self) -> None:
         """Ask the evaluation thread to complete due sessions (one marker at a time).
@@ -162,6 +162,9 @@ class Pipeline:
         await asyncio.to_thread(worker.join, _remaining(deadline))
         if worker.is_alive():
             self._drop_queued("shutdown_timeout")
+            # The worker still owes _STOP: past the deadline it counts open sessions as
+            # dropped instead of evaluating them, then ends (never two workers later).
+            self._queue.put_nowait(_STOP)
             log.error("evaluation did not finish within the shutdown grace period")
             return False
         return True

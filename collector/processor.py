@@ -117,7 +117,14 @@ class TraceProcessor:
         bound = [*self._always, *self._bound(trajectory, specs, "trace")]
         outcomes = self._run(trajectory, bound, lambda out: self._emit(trajectory, out, trace))
         self._add_turn(trajectory, specs)
+        self._tick_sessions_if_due()  # a busy daemon completes sessions here, between traces
         return outcomes
+
+    def _tick_sessions_if_due(self) -> None:
+        # After every trace, with or without a session: a busy daemon's timer marker
+        # may wait behind a backlog (Pipeline.tick) and due sessions must not.
+        if self._sessions is not None and self._sessions.due():
+            self._sessions.tick()
 
     def tick_sessions(self) -> None:
         """Evaluate the sessions that are complete at the clock's current time."""
@@ -187,12 +194,11 @@ class TraceProcessor:
         sessions = self._sessions
         if sessions is None or not trajectory.session_id or not specs.has_session_specs:
             return
-        # A session is held from a first turn some session spec can match (its
-        # service, agent, input, attributes decide): other conversations cost nothing.
-        if not (sessions.holds(trajectory) or specs.may_start_session(trajectory)):
+        # Held when a session spec can match its service (the rest is decided on the
+        # merge, so the order turns arrive in does not matter).
+        if not specs.may_hold_session_of(trajectory):
             return
         sessions.add(trajectory)
-        sessions.tick()  # a busy daemon completes sessions here, between traces
 
     def _evaluate_session(self, session: Session) -> None:
         """The assembler's callback: merge a completed session, run its session specs."""

@@ -169,10 +169,9 @@ class Replayer:
 
     def _add(self, spans: Sequence[Span]) -> None:
         rejected = self._assembler.add(spans).rejected
-        if not self._by_session:
+        if not self._by_session or self._shard.keeps_file_counts:
+            # by session, every worker decoded and assembled every span: shard 0 counts
             self.summary.spans += len(spans)
-            self.summary.read.rejected_spans += rejected
-        elif self._shard.keeps_file_counts:  # every worker assembled every trace
             self.summary.read.rejected_spans += rejected
 
     def _corrupt(self, where_and_why: str) -> None:
@@ -184,10 +183,8 @@ class Replayer:
         read.add_corrupt(where_and_why)
 
     def _on_complete(self, trace: Trace) -> None:
-        if self._by_session:
-            if not self._owns_session_of(trace):
-                return  # another worker's: it decoded and assembled it too
-            self.summary.spans += len(trace.spans)
+        if self._by_session and not self._owns_session_of(trace):
+            return  # another worker's: it decoded and assembled it too
         self.summary.traces += 1
         if self._processor.process(trace) is None:
             self.summary.untraceable += 1

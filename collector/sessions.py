@@ -119,9 +119,10 @@ class SessionAssembler:
     def in_flight_turns(self) -> int:
         return self._turns
 
-    def holds(self, trajectory: Trajectory) -> bool:
-        """Whether the session ``trajectory`` belongs to is open (has turns held)."""
-        return (trajectory.service, trajectory.session_id or "") in self._sessions
+    def due(self) -> bool:
+        """Whether ``tick`` would release a session now."""
+        deadline = self.deadline
+        return deadline is not None and deadline <= self._clock.now()
 
     def add(self, trajectory: Trajectory) -> None:
         """Hold ``trajectory`` as a turn of its session; O(1) plus evictions.

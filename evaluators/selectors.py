@@ -102,20 +102,15 @@ class MatchRule(BaseModel):
             and sampled(trajectory.trace_id, self.sample_rate)
         )
 
-    def may_match_session_of(self, first_turn: Trajectory) -> bool:
-        """Whether a session starting with ``first_turn`` can match: the conditions a
-        session's merged trajectory takes from its first turn (``service``, ``agent``,
-        ``input_regex``, ``attributes``) hold for it. ``tool_called`` and
-        ``sample_rate`` depend on later turns and are decided on the merge."""
-        return (
-            (self.service is None or self.service.matches(first_turn.service))
-            and self._agent_matches(first_turn)
-            and self._input_matches(first_turn.input)
-            and all(
-                matcher.matches(attribute(first_turn, key))
-                for key, matcher in self.attributes.items()
-            )
-        )
+    def may_match_session_of(self, turn: Trajectory) -> bool:
+        """Whether a session with ``turn`` among its turns can match this rule.
+
+        Only ``service`` is decided per turn: it is part of the session key, the same
+        on every turn. Everything else (which turn is first, so the input and the
+        attributes; the union of agents; tools; ``evald.session.*``) is known on the
+        merge only, whatever order the turns arrive in.
+        """
+        return self.service is None or self.service.matches(turn.service)
 
     def _agent_matches(self, trajectory: Trajectory) -> bool:
         if self.agent is None:

@@ -169,11 +169,11 @@ class SpecSet:
         """Whether any spec has ``scope: session`` (then sessions are worth assembling)."""
         return bool(self._by_scope["session"])
 
-    def may_start_session(self, first_turn: Trajectory) -> bool:
-        """Whether some session spec can match a session that starts with ``first_turn``
-        (``MatchRule.may_match_session_of``): only such sessions are worth holding."""
+    def may_hold_session_of(self, turn: Trajectory) -> bool:
+        """Whether some session spec can match a session with ``turn`` among its turns
+        (``MatchRule.may_match_session_of``: its service): only those are held."""
         session_specs = self._by_scope["session"]
-        return any(spec.match.may_match_session_of(first_turn) for spec in session_specs)
+        return any(spec.match.may_match_session_of(turn) for spec in session_specs)
 
     def matching(self, trajectory: Trajectory, scope: Scope = "trace") -> list[Spec]:
         """Every spec of ``scope`` that applies to ``trajectory`` (several may), in load

@@ -20,5 +20,9 @@ class SummarySink:
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         self.summary.add(trajectory.trace_id, trajectory.service, trajectory.input, outcomes)
 
+    def write_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        """A session's results count per spec, not as a failing trace."""
+        self.summary.add_metrics(outcomes)
+
     def close(self) -> None:
         """Nothing to release."""

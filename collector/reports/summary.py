@@ -194,16 +194,19 @@ class RunSummary:
         self, trace_id: str, service: str, text: str | None, outcomes: Sequence[Outcome]
     ) -> None:
         """Account for one evaluated trace."""
+        self.add_metrics(outcomes)
+        checks = failed_checks(outcomes)
+        if checks:
+            failure = TraceFailure(trace_id, encodable(service), short_input(text), checks)
+            self.failures.add(failure)
+
+    def add_metrics(self, outcomes: Sequence[Outcome]) -> None:
         for outcome in outcomes:
             key = (outcome.spec_id, outcome.evaluator)
             metric = self.metrics.get(key)
             if metric is None:
                 metric = self.metrics[key] = MetricSummary()
             metric.add(outcome)
-        checks = failed_checks(outcomes)
-        if checks:
-            failure = TraceFailure(trace_id, encodable(service), short_input(text), checks)
-            self.failures.add(failure)
 
     def merge(self, other: RunSummary) -> None:
         self.read.merge(other.read)
