@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.timeout(60)
 
 SPEC = "music-store-conversation"
+SESSION_SPECS = ROOT / "config" / "specs" / "sessions"  # opt-in, not in the default glob
 CAPTURE = GOLDEN / "pydantic-ai" / "multi_turn.jsonl"
 LABELS = json.loads((GOLDEN / "pydantic-ai" / "multi_turn.expected.json").read_text())
 
 
 def config(tmp_path: Path) -> Any:
     return daemon_config(
-        specs=[str(ROOT / "config" / "specs" / "*.yaml")],
+        specs=[str(ROOT / "config" / "specs" / "*.yaml"), str(SESSION_SPECS / "*.yaml")],
         outputs={"results_file": str(tmp_path / "results.jsonl")},
         sessions={"idle_timeout": "15m"},
     )

@@ -49,7 +49,7 @@ pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI_TURN = ROOT / "tests" / "golden" / "traces" / "pydantic-ai" / "multi_turn.jsonl"
-SESSION_EXAMPLE = ROOT / "config" / "specs" / "music-store-conversation.yaml"
+SESSION_EXAMPLE = ROOT / "config" / "specs" / "sessions" / "music-store-conversation.yaml"
 
 
 def with_root(turn: Trace, **attributes: Any) -> Trace:

@@ -1,7 +1,7 @@
 """``evald replay`` of the golden multi-turn captures with the example session spec.
 
 Each capture holds one three-turn conversation (one trace per turn, one session
-id); ``config/specs/music-store-conversation.yaml`` scores it as a whole. Labels
+id); ``config/specs/sessions/music-store-conversation.yaml`` scores it as a whole. Labels
 come from ``multi_turn.expected.json``.
 """
 
@@ -17,7 +17,7 @@ from collector.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "tests" / "golden" / "traces"
-SPEC = ROOT / "config" / "specs" / "music-store-conversation.yaml"
+SPEC = ROOT / "config" / "specs" / "sessions" / "music-store-conversation.yaml"
 EVALUATORS = {"trajectory_match", "tool_args_match", "single_refund",
               "invoice_checked_before_refund", "gives_the_refund_id"}  # fmt: skip
 FRAMEWORKS = sorted(path.parent.name for path in TRACES.glob("*/multi_turn.jsonl"))

@@ -99,6 +99,9 @@ class Accounting:
         self._counts = counts
         self._shutdown = shutdown
         self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, int] = {}  # export call -> items, while it sends
+        self._calls = 0
 
     def export(self, count: int, send: Callable[[], bool]) -> bool:
         released = self._budget.release(count)
@@ -107,7 +110,14 @@ class Accounting:
             # close() lets the SDK go on through its queue afterwards.
             self._counts.dropped.inc(released)
             return False
+        with self._lock:
+            self._calls += 1
+            call = self._calls
+            self._in_flight[call] = count
         sent = send()
+        with self._lock:
+            if self._in_flight.pop(call, None) is None:
+                return sent  # abandoned at close: already counted as dropped
         (self._counts.sent if sent else self._counts.failed).inc(count)
         return sent
 
@@ -116,6 +126,14 @@ class Accounting:
         if not self._closed.is_set():
             self._closed.set()
             self._shutdown()
+
+    def abandon_in_flight(self) -> None:
+        """Count exports still sending (an HTTP request outliving close) as dropped,
+        now, and never again when they return: a process about to exit reports them."""
+        with self._lock:
+            abandoned = sum(self._in_flight.values())
+            self._in_flight.clear()
+        self._counts.dropped.inc(abandoned)
 
 
 class CountingSpanExporter(SpanExporter):
@@ -203,6 +221,7 @@ class Channel(Generic[ItemT]):
         stopper.start()
         stopper.join(max(0.0, deadline - time.monotonic()))
         self._counts.dropped.inc(self._budget.drain())
+        self._accounting.abandon_in_flight()
 
 
 def span_channel(config: OtlpOutput, telemetry: Telemetry) -> Channel[ReadableSpan]:
