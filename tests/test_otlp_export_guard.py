@@ -175,3 +175,22 @@ def test_daemon_shutdown_with_a_hanging_backend_keeps_to_the_grace(
         "evald_otlp_export_items_total", signal="spans", outcome="dropped"
     ) + running.metric("evald_otlp_export_items_total", signal="spans", outcome="failed")
     assert dropped > 0
+
+
+def test_an_exporter_that_raises_is_counted_as_failed(
+    telemetry: Telemetry, metric: Callable[..., float]
+) -> None:
+    from collector.sinks.otlp_export import Accounting, Budget, Counts
+
+    budget = Budget(10)
+    accounting = Accounting(budget, Counts(telemetry, "spans"), lambda: None)
+    assert budget.take() and budget.take()
+
+    def broken() -> bool:
+        raise ConnectionError("channel closed under us")
+
+    with pytest.raises(ConnectionError):
+        accounting.export(2, broken)
+    assert metric("evald_otlp_export_items_total", signal="spans", outcome="failed") == 2
+    accounting.abandon_in_flight()  # nothing left in flight: not counted again
+    assert metric("evald_otlp_export_items_total", signal="spans", outcome="dropped") == 0

@@ -114,11 +114,14 @@ class Accounting:
             self._calls += 1
             call = self._calls
             self._in_flight[call] = count
-        sent = send()
-        with self._lock:
-            if self._in_flight.pop(call, None) is None:
-                return sent  # abandoned at close: already counted as dropped
-        (self._counts.sent if sent else self._counts.failed).inc(count)
+        sent = False
+        try:
+            sent = send()
+        finally:  # an exporter that raises (instead of returning FAILURE) failed too
+            with self._lock:
+                counted_at_close = self._in_flight.pop(call, None) is None
+            if not counted_at_close:  # else abandoned at close: counted as dropped
+                (self._counts.sent if sent else self._counts.failed).inc(count)
         return sent
 
     def close(self) -> None:
