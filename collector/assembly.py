@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from collector.clock import Clock
 from collector.config import Assembly
@@ -21,9 +21,12 @@ _V = TypeVar("_V")
 _MAX_MESSAGES = 3  # distinct rejection messages quoted in one ConsumeResult
 
 
-def _first(index: OrderedDict[bytes, _V]) -> _V:
-    # OrderedDict, not dict: a plain dict used as a FIFO leaves deleted slots at its
-    # front, so finding the first live entry costs O(deletions since the last resize).
+def oldest(index: OrderedDict[Any, _V]) -> _V:
+    """The oldest entry of an insertion-ordered index (also ``collector.sessions``).
+
+    OrderedDict, not dict: a plain dict used as a FIFO leaves deleted slots at its
+    front, so finding the first live entry costs O(deletions since the last resize).
+    """
     return next(iter(index.values()))
 
 
@@ -156,10 +159,10 @@ class TraceAssembler:
             # Idle first: a complete trace that also reached max age (a late tick, or
             # a replay clock jump) is reported as complete rather than as cut off.
             idle = self._config.idle_timeout
-            while self._idle and (pending := _first(self._idle)).last_seen + idle <= now:
+            while self._idle and (pending := oldest(self._idle)).last_seen + idle <= now:
                 self._release(pending, CompletionReason.IDLE)
             max_age = self._config.max_trace_age
-            while self._traces and (pending := _first(self._traces)).first_seen + max_age <= now:
+            while self._traces and (pending := oldest(self._traces)).first_seen + max_age <= now:
                 self._release(pending, CompletionReason.MAX_AGE)
         finally:
             self._update_gauges()  # once per tick, not per trace released
@@ -168,7 +171,7 @@ class TraceAssembler:
         """Release every held trace, oldest first, with ``reason``."""
         try:
             while self._traces:
-                self._release(_first(self._traces), reason)
+                self._release(oldest(self._traces), reason)
         finally:
             self._update_gauges()
 
@@ -180,9 +183,9 @@ class TraceAssembler:
         """
         deadlines = []
         if self._idle:
-            deadlines.append(_first(self._idle).last_seen + self._config.idle_timeout)
+            deadlines.append(oldest(self._idle).last_seen + self._config.idle_timeout)
         if self._traces:
-            deadlines.append(_first(self._traces).first_seen + self._config.max_trace_age)
+            deadlines.append(oldest(self._traces).first_seen + self._config.max_trace_age)
         return min(deadlines, default=None)
 
     # --- add, in three steps: plan (no changes), make room (may raise), store --------

@@ -1,4 +1,5 @@
-"""Which of evald's compiled modules are in use (setup.py, docs/adr/0011-compiled-hot-path.md).
+"""Which build of evald runs: its version and which compiled modules are in use (setup.py,
+docs/adr/0011-compiled-hot-path.md).
 
 Two parts of the per-trace hot path are compiled at install: the binary OTLP walker
 (``collector.decode._wire``, Cython) and the normalizer (``collector.normalize``,
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Mapping
+from importlib import metadata
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +24,14 @@ log = logging.getLogger(__name__)
 
 # The modules mypyc compiles (setup.py: all of collector.normalize but mappings).
 NORMALIZER_PACKAGE = "collector.normalize"
+
+
+def installed_version() -> str:
+    """evald's version as installed (``0+unknown`` from a source tree never installed)."""
+    try:
+        return metadata.version("evald")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 def _is_extension(module_name: str) -> bool:

@@ -61,13 +61,15 @@ Progress = Callable[[int], None]  # called with the number of traces evaluated s
 
 @dataclass(frozen=True)
 class Shard:
-    """This replayer evaluates the traces with ``crc32(trace_id) % count == index``."""
+    """This replayer evaluates the traces whose key (trace id, or session key) has
+    ``crc32(key) % count == index``."""
 
     index: int = 0
     count: int = 1
 
-    def owns(self, trace_id: bytes) -> bool:
-        return zlib.crc32(trace_id) % self.count == self.index
+    def owns(self, key: bytes) -> bool:
+        """Whether ``key`` (a trace id, or a session key) falls to this shard."""
+        return zlib.crc32(key) % self.count == self.index
 
     @property
     def keeps_file_counts(self) -> bool:
@@ -193,8 +195,7 @@ class Replayer:
         service, session = session_key(trace, self._mappings)
         if session is None:
             return self._shard.owns(trace.trace_id)
-        key = f"{service}\0{session}".encode("utf-8", "surrogatepass")
-        return zlib.crc32(key) % self._shard.count == self._shard.index
+        return self._shard.owns(f"{service}\0{session}".encode("utf-8", "surrogatepass"))
 
 
 def _file_sinks(results: Path | None, trajectories: Path | None) -> list[ResultSink]:

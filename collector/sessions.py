@@ -16,6 +16,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import NamedTuple
 
+from collector.assembly import oldest
 from collector.clock import Clock
 from collector.config import Sessions
 from collector.telemetry import Telemetry
@@ -61,10 +62,6 @@ class _Open:
         service, session_id = self.key
         turns = tuple(self.turns)
         return Session(service, session_id, turns, reason, self.first_seen, self.last_seen)
-
-
-def _first(index: OrderedDict[SessionKey, _Open]) -> _Open:
-    return next(iter(index.values()))  # OrderedDict: O(1) at the front, as in assembly
 
 
 class SessionAssembler:
@@ -152,26 +149,26 @@ class SessionAssembler:
         # Idle first: a conversation that went quiet and also reached max age (a late
         # tick, a replay clock jump) is reported as over rather than as cut off.
         idle = self._config.idle_timeout
-        while self._idle and (session := _first(self._idle)).last_seen + idle <= now:
+        while self._idle and (session := oldest(self._idle)).last_seen + idle <= now:
             self._release(session, SessionCompletion.IDLE)
         max_age = self._config.max_age
-        while self._sessions and (session := _first(self._sessions)).first_seen + max_age <= now:
+        while self._sessions and (session := oldest(self._sessions)).first_seen + max_age <= now:
             self._release(session, SessionCompletion.MAX_AGE)
         self._published()
 
     def flush(self, reason: SessionCompletion) -> None:
         """Release every open session, oldest first, with ``reason``."""
         while self._sessions:
-            self._release(_first(self._sessions), reason)
+            self._release(oldest(self._sessions), reason)
         self._published()
 
     def next_deadline(self) -> float | None:
         """The earliest clock time at which ``tick`` releases a session, or None."""
         deadlines = []
         if self._idle:
-            deadlines.append(_first(self._idle).last_seen + self._config.idle_timeout)
+            deadlines.append(oldest(self._idle).last_seen + self._config.idle_timeout)
         if self._sessions:
-            deadlines.append(_first(self._sessions).first_seen + self._config.max_age)
+            deadlines.append(oldest(self._sessions).first_seen + self._config.max_age)
         return min(deadlines, default=None)
 
     def _make_room(self, key: SessionKey) -> None:

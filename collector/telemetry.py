@@ -9,11 +9,10 @@ Every metric here is listed in the README's metric table.
 from __future__ import annotations
 
 import threading
-from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
-from collector.native import build_labels
+from collector.native import build_labels, installed_version
 
 # `_created` series double the exposition size and no dashboard uses them.
 disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus-client
@@ -74,7 +73,7 @@ class Telemetry:
             ["version", "decoder", "normalizer"],
             registry=r,
         )
-        self.build_info.labels(version=_version(), **build_labels()).set(1)
+        self.build_info.labels(version=installed_version(), **build_labels()).set(1)
         # --- ingestion -------------------------------------------------------
         self.spans_received = Counter(
             "evald_spans_received", "Spans accepted by a receiver", ["transport"], registry=r
@@ -261,10 +260,3 @@ class Telemetry:
         self.service_label = LabelGuard("service", label_value_limit, self.label_overflow)
         self.agent_label = LabelGuard("agent", label_value_limit, self.label_overflow)
         self.tool_label = LabelGuard("tool", label_value_limit, self.label_overflow)
-
-
-def _version() -> str:
-    try:
-        return version("evald")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "unknown"

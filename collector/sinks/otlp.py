@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from importlib import metadata
 
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk.resources import Resource as SdkResource
@@ -29,6 +28,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from collector.config import OtlpOutput
 from collector.feedback import EVALUATION_OUTPUT, OUTPUT_ATTRIBUTE, SCOPE_NAME
 from collector.model import Trace
+from collector.native import installed_version
 from collector.sinks.otlp_export import Channel, log_channel, span_channel
 from collector.sinks.otlp_records import (
     evaluation_log_records,
@@ -39,13 +39,6 @@ from collector.sinks.otlp_records import (
 from collector.telemetry import Telemetry
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
-
-
-def _version() -> str:
-    try:
-        return metadata.version("evald")
-    except metadata.PackageNotFoundError:  # running from a source tree without install
-        return "0+unknown"
 
 
 class OtlpSink:
@@ -67,7 +60,7 @@ class OtlpSink:
     ) -> None:
         self._config = config
         self._clock_ns = clock_ns
-        version = _version()
+        version = installed_version()
         self._resource = SdkResource(
             {
                 "service.name": "evald",

@@ -197,10 +197,6 @@ class Channel(Generic[ItemT]):
             return
         self._emit(item)
 
-    def close(self, timeout: float) -> None:
-        """Export what is queued within ``timeout`` seconds; count the rest as dropped."""
-        self.close_by(time.monotonic() + timeout)
-
     def close_by(self, deadline: float) -> None:
         """Export what is queued until ``deadline`` (``time.monotonic``) less the time
         kept for stopping, then stop; what is left is counted as dropped, each item
