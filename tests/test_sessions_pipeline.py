@@ -219,12 +219,16 @@ def test_a_shutdown_past_its_deadline_drops_open_sessions_and_counts_them(
 # --- the daemon pipeline --------------------------------------------------------------------
 
 
-def make_pipeline(telemetry: Telemetry, sink: RecordingSink) -> tuple[Pipeline, ManualClock]:
+def make_pipeline(
+    telemetry: Telemetry,
+    sink: RecordingSink,
+    processor_class: type[TraceProcessor] = TraceProcessor,
+) -> tuple[Pipeline, ManualClock]:
     config = Config.model_validate(
         {"assembly": {"idle_timeout": 1}, "sessions": {"idle_timeout": 60}}
     )
     specs = SpecSet([TRACE_SPEC, SESSION_SPEC])
-    processor = TraceProcessor(lambda: specs, bind_always(["failure"]), [sink], telemetry)
+    processor = processor_class(lambda: specs, bind_always(["failure"]), [sink], telemetry)
     clock = ManualClock(100.0)
     return Pipeline(config, clock, processor, telemetry), clock
 

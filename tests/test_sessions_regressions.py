@@ -18,27 +18,23 @@ import pytest
 from daemon_harness import poll
 from test_sessions_pipeline import (
     SESSION_DATA,
-    SESSION_SPEC,
-    TRACE_SPEC,
     RecordingSink,
     _consume,
     _start,
+    make_pipeline,
     make_processor,
     metric,
     trace,
 )
 
 from collector.cli import main
-from collector.clock import ManualClock
-from collector.config import Config
 from collector.model import Trace
-from collector.pipeline import Pipeline
 from collector.processor import TraceProcessor
 from collector.reports.sink import SummarySink
 from collector.reports.summary import RunSummary
 from collector.sessions import SessionCompletion
 from collector.telemetry import Telemetry
-from evaluators.runner import Outcome, bind_always
+from evaluators.runner import Outcome
 from evaluators.session import session_turns
 from evaluators.spec import SpecSet, build_spec
 
@@ -146,13 +142,7 @@ def test_sessions_dropped_by_a_shutdown_past_its_grace_are_counted(
     loop_thread: LoopThread, telemetry: Telemetry
 ) -> None:
     sink = RecordingSink()
-    config = Config.model_validate(
-        {"assembly": {"idle_timeout": 1}, "sessions": {"idle_timeout": 60}}
-    )
-    specs = SpecSet([TRACE_SPEC, SESSION_SPEC])
-    processor = _SlowOnTrace3(lambda: specs, bind_always(["failure"]), [sink], telemetry)
-    clock = ManualClock(100.0)
-    pipeline = Pipeline(config, clock, processor, telemetry)
+    pipeline, clock = make_pipeline(telemetry, sink, _SlowOnTrace3)
     loop_thread.run(_start(pipeline))
     try:
         loop_thread.run(_consume(pipeline, trace(1, "lookup")))
@@ -160,10 +150,10 @@ def test_sessions_dropped_by_a_shutdown_past_its_grace_are_counted(
         assert poll(lambda: metric(telemetry, "evald_sessions_in_flight") == 1)
         loop_thread.run(_consume(pipeline, trace(3, "lookup", session=None)))
         clock.advance(1.5)
-        assert poll(processor.started.is_set)
+        assert poll(_SlowOnTrace3.started.is_set)
         assert loop_thread.run(pipeline.shutdown(0.3)) is False  # the grace ran out
     finally:
-        processor.release.set()
+        _SlowOnTrace3.release.set()
     dropped = "evald_sessions_dropped_total"
     assert poll(lambda: metric(telemetry, dropped, reason="shutdown_timeout") == 1)
     assert sink.sessions() == []
