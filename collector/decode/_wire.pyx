@@ -75,6 +75,15 @@ cdef class _Walk:
                 return pos
             shift += 7
 
+    cdef inline Py_ssize_t tag(self, Py_ssize_t pos, Py_ssize_t end, int* field, int* wire) except -1:
+        """Reads the tag at ``pos``: its field number and wire type; returns what follows.
+        (upb refused field numbers beyond 2**29, so they fit an int.)"""
+        cdef uint64_t key
+        pos = self.varint(pos, end, &key)
+        field[0] = <int>(key >> 3)
+        wire[0] = <int>(key & 7)
+        return pos
+
     cdef inline Py_ssize_t length(self, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t* sub_end) except -1:
         """Reads a length prefix at ``pos``; returns the payload start, sets its end."""
         cdef uint64_t n
@@ -125,14 +134,12 @@ cdef class _Walk:
 
     cdef object any_value(self, Py_ssize_t pos, Py_ssize_t end):
         """An ``AnyValue`` as the upb walk's ``_value`` returns it."""
-        cdef uint64_t key, number = 0
+        cdef uint64_t number = 0
         cdef int field, wire, which = 0
         cdef Py_ssize_t start = 0, stop = 0
         cdef double real
         while pos < end:
-            pos = self.varint(pos, end, &key)
-            field = <int>(key >> 3)
-            wire = <int>(key & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if (field == 1 or field == 7) and wire == LEN:
                 start = self.length(pos, end, &stop)
                 pos, which = stop, field
@@ -169,14 +176,11 @@ cdef class _Walk:
         return None
 
     cdef tuple array(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t key
         cdef int field, wire
         cdef Py_ssize_t start, stop
         items = []
         while pos < end:
-            pos = self.varint(pos, end, &key)
-            field = <int>(key >> 3)
-            wire = <int>(key & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 items.append(self.any_value(start, stop))
@@ -188,14 +192,11 @@ cdef class _Walk:
         return tuple(items)
 
     cdef dict kvlist(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t key
         cdef int field, wire
         cdef Py_ssize_t start, stop
         out = {}
         while pos < end:
-            pos = self.varint(pos, end, &key)
-            field = <int>(key >> 3)
-            wire = <int>(key & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 self.key_value(start, stop, out, True)
@@ -208,13 +209,10 @@ cdef class _Walk:
 
     cdef int key_value(self, Py_ssize_t pos, Py_ssize_t end, dict out, bint keep_all) except -1:
         """Adds one ``KeyValue`` to ``out`` if the selector (or ``keep_all``) wants its key."""
-        cdef uint64_t tag
         cdef int field, wire
         cdef Py_ssize_t start, stop, key_start = 0, key_end = 0, value_start = -1, value_end = 0
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == LEN:
                 key_start = self.length(pos, end, &key_end)
                 pos = key_end
@@ -234,14 +232,11 @@ cdef class _Walk:
 
     cdef dict attributes(self, Py_ssize_t pos, Py_ssize_t end, int number, bint keep_all):
         """The ``KeyValue``s of field ``number`` of the message at [pos, end)."""
-        cdef uint64_t tag
         cdef int field, wire
         cdef Py_ssize_t start, stop
         out = {}
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == number and wire == LEN:
                 start = self.length(pos, end, &stop)
                 self.key_value(start, stop, out, keep_all)
@@ -251,14 +246,12 @@ cdef class _Walk:
         return out
 
     cdef object event(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t tag, time = 0
+        cdef uint64_t time = 0
         cdef int field, wire
         cdef Py_ssize_t start, stop, first = pos
         name = ""
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == FIXED64:
                 time = self.fixed64(pos, end)
                 pos += 8
@@ -278,14 +271,11 @@ cdef class _Walk:
         return _tuple_new(_SpanEvent, (name, time, self.attributes(first, end, 3, True)))
 
     cdef str scope_name(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t tag
         cdef int field, wire
         cdef Py_ssize_t start, stop
         name = ""
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 name, pos = self.text(start, stop), stop
@@ -296,13 +286,10 @@ cdef class _Walk:
         return name
 
     cdef object resource(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t tag
         cdef int field, wire
         cdef Py_ssize_t first = pos
         while pos < end:  # check the wire types; attributes are read below
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if (field == 1 or field == 3) and wire != LEN or field == 2 and wire != VARINT:
                 raise Unusual("Resource field with an unexpected wire type")
             pos = self.skip(pos, end, wire)
@@ -313,16 +300,14 @@ cdef class _Walk:
         )
 
     cdef int span(self, Py_ssize_t pos, Py_ssize_t end, object resource, str scope) except -1:
-        cdef uint64_t tag, number, start_time = 0, end_time = 0
+        cdef uint64_t number, start_time = 0, end_time = 0
         cdef int field, wire, kind = 0, status_code = 0
         cdef Py_ssize_t start, stop, first = pos, status_start = -1, status_end = 0
         cdef bint has_events = False
         trace_id = span_id = parent_id = b""
         name = status_message = ""
         while pos < end:  # pass 1: everything but attributes and events
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if wire == LEN and (field <= 5 or 9 <= field <= 15 and field != 10 and field != 12 and field != 14):
                 start = self.length(pos, end, &stop)
                 if field == 1:
@@ -377,14 +362,11 @@ cdef class _Walk:
         return 0
 
     cdef tuple events(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t tag
         cdef int field, wire
         cdef Py_ssize_t start, stop
         out = []
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 11 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 out.append(self.event(start, stop))
@@ -394,14 +376,12 @@ cdef class _Walk:
         return tuple(out)
 
     cdef tuple status(self, Py_ssize_t pos, Py_ssize_t end):
-        cdef uint64_t tag, number
+        cdef uint64_t number
         cdef int field, wire, code = 0
         cdef Py_ssize_t start, stop
         message = ""
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 2 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 message, pos = self.text(start, stop), stop
@@ -414,29 +394,35 @@ cdef class _Walk:
                 pos = self.skip(pos, end, wire)
         return code, message
 
-    cdef int scope_spans(self, Py_ssize_t pos, Py_ssize_t end, object resource) except -1:
-        cdef uint64_t tag
+    cdef Py_ssize_t only_message(
+        self, Py_ssize_t pos, Py_ssize_t end, str what, Py_ssize_t* sub_end
+    ) except -2:
+        """Where field 1 (``what``, a singular message) of a ResourceSpans / ScopeSpans
+        at [pos, end) starts, -1 if absent; sets its end. In both, fields 1-3 are
+        length-delimited; given twice, protobuf would merge the two: left to upb."""
         cdef int field, wire
-        cdef Py_ssize_t start, stop, first = pos, scope_start = -1, scope_end = 0
-        while pos < end:  # the scope may follow its spans on the wire
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+        cdef Py_ssize_t start = -1
+        while pos < end:
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == LEN:
-                if scope_start >= 0:
-                    raise Unusual("ScopeSpans.scope given twice (merged)")
-                scope_start = self.length(pos, end, &scope_end)
-                pos = scope_end
+                if start >= 0:
+                    raise Unusual(f"{what} given twice (merged)")
+                start = self.length(pos, end, sub_end)
+                pos = sub_end[0]
             elif 1 <= field <= 3 and wire != LEN:
-                raise Unusual("ScopeSpans field with an unexpected wire type")
+                raise Unusual(f"beside {what}: a field with an unexpected wire type")
             else:
                 pos = self.skip(pos, end, wire)
+        return start
+
+    cdef int scope_spans(self, Py_ssize_t pos, Py_ssize_t end, object resource) except -1:
+        cdef int field, wire
+        cdef Py_ssize_t start, stop, scope_end = 0
+        # The scope may follow its spans on the wire: found first, then the spans.
+        cdef Py_ssize_t scope_start = self.only_message(pos, end, "ScopeSpans.scope", &scope_end)
         scope = self.scope_name(scope_start, scope_end) if scope_start >= 0 else ""
-        pos = first
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 2 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 self.span(start, stop, resource, scope)
@@ -446,31 +432,18 @@ cdef class _Walk:
         return 0
 
     cdef int resource_spans(self, Py_ssize_t pos, Py_ssize_t end) except -1:
-        cdef uint64_t tag
         cdef int field, wire
-        cdef Py_ssize_t start, stop, first = pos, resource_start = -1, resource_end = 0
-        while pos < end:  # the resource may follow its scopes on the wire
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
-            if field == 1 and wire == LEN:
-                if resource_start >= 0:
-                    raise Unusual("ResourceSpans.resource given twice (merged)")
-                resource_start = self.length(pos, end, &resource_end)
-                pos = resource_end
-            elif 1 <= field <= 3 and wire != LEN:
-                raise Unusual("ResourceSpans field with an unexpected wire type")
-            else:
-                pos = self.skip(pos, end, wire)
+        cdef Py_ssize_t start, stop, resource_end = 0
+        # The resource may follow its scopes on the wire: found first, then the scopes.
+        cdef Py_ssize_t resource_start = self.only_message(
+            pos, end, "ResourceSpans.resource", &resource_end
+        )
         if resource_start >= 0:
             resource = self.resource(resource_start, resource_end)
         else:
             resource = _tuple_new(_Resource, ("unknown_service", {}))
-        pos = first
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 2 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 self.scope_spans(start, stop, resource)
@@ -480,13 +453,10 @@ cdef class _Walk:
         return 0
 
     cdef int request(self) except -1:
-        cdef uint64_t tag
         cdef int field, wire
         cdef Py_ssize_t pos = 0, end = self.size, start, stop
         while pos < end:
-            pos = self.varint(pos, end, &tag)
-            field = <int>(tag >> 3)
-            wire = <int>(tag & 7)
+            pos = self.tag(pos, end, &field, &wire)
             if field == 1 and wire == LEN:
                 start = self.length(pos, end, &stop)
                 self.resource_spans(start, stop)
