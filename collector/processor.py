@@ -259,30 +259,25 @@ class TraceProcessor:
     def _emit(
         self, trajectory: Trajectory, outcomes: Sequence[Outcome], trace: Trace | None = None
     ) -> None:
-        with self._sink_lock:
-            for sink in self._sinks:
-                try:
-                    write_to(sink, trajectory, outcomes, trace)  # the spans for sinks that forward
-                except Exception:  # the sink boundary: count, log, go on with the others
-                    self._sink_failed(sink, trajectory)
+        # The spans go along for sinks that forward them.
+        self._to_sinks(trajectory, lambda sink: write_to(sink, trajectory, outcomes, trace))
 
     def _emit_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         if not outcomes:
             return  # every entry sampled out: the turns were written, nothing to add
-        with self._sink_lock:
-            for sink in self._sinks:
-                try:
-                    write_session_to(sink, trajectory, outcomes)
-                except Exception:  # the sink boundary, as in _emit
-                    self._sink_failed(sink, trajectory)
+        self._to_sinks(trajectory, lambda sink: write_session_to(sink, trajectory, outcomes))
 
     def _emit_later(self, trajectory: Trajectory, outcome: Outcome) -> None:
         """A judge's outcome for a trajectory already written (judge thread)."""
+        self._to_sinks(trajectory, lambda sink: write_more(sink, trajectory, [outcome]))
+
+    def _to_sinks(self, trajectory: Trajectory, write: Callable[[ResultSink], None]) -> None:
+        """``write`` to every sink, one caller at a time (evaluation and judge threads)."""
         with self._sink_lock:
             for sink in self._sinks:
                 try:
-                    write_more(sink, trajectory, [outcome])
-                except Exception:  # the sink boundary, as in _emit
+                    write(sink)
+                except Exception:  # the sink boundary: count, log, go on with the others
                     self._sink_failed(sink, trajectory)
 
     def _sink_failed(self, sink: ResultSink, trajectory: Trajectory) -> None:
