@@ -15,6 +15,8 @@ from evaluators.builtin.limits import (
     RepeatedCalls,
     ToolErrorRate,
     ToolLoops,
+    call_identities,
+    call_key,
     longest_loop,
 )
 from evaluators.builtin.policies import (
@@ -168,6 +170,34 @@ def test_repeated_calls_compare_name_and_arguments() -> None:
     result = run(RepeatedCalls, traj, {})
     assert result.details is not None and result.details["repeated"] == {'lookup({"q": 1})': 2}
     assert value(RepeatedCalls, calls("a", "b", "c"), {}) is True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [{"q": 1, "r": [1, 2]}, {"r": [1, 2], "q": 1}],  # key order is not identity
+        [{"q": float("nan")}, {"q": None}],  # msgspec writes both as null: not one call
+        [{"q": 1}, {"q": 1.0}, {"q": True}, {"q": "1"}],
+        [{"q": 2**70}, {"q": 2**70 + 1}],
+        [{"when": {1, 2}}, {"when": {1, 2}}],  # not JSON: json.dumps's default=str decides
+        [None, {}, []],
+    ],
+)
+def test_call_identities_equal_exactly_when_call_keys_are(args: list[Any]) -> None:
+    steps = [step("lookup", a) for a in args] + [step("other", args[0])]
+    keys = call_identities(steps)
+    exact = [call_key(s) for s in steps]
+    for i in range(len(steps)):
+        for j in range(len(steps)):
+            assert (keys[i] == keys[j]) is (exact[i] == exact[j]), (steps[i].args, steps[j].args)
+
+
+def test_repeated_calls_count_nan_and_null_apart() -> None:
+    traj = trajectory(step("lookup", {"q": float("nan")}), step("lookup", {"q": None}))
+    assert value(RepeatedCalls, traj, {}) is True
+    twice = trajectory(*[step("lookup", {"q": float("nan")})] * 2, step("lookup", {"q": None}))
+    result = run(RepeatedCalls, twice, {})
+    assert result.details is not None and result.details["repeated"] == {'lookup({"q": NaN})': 2}
 
 
 def test_repeated_calls_on_the_labelled_runs() -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, Literal, NamedTuple, Self
 
+import msgspec
 from pydantic import Field, model_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig, NoCriteria
@@ -23,6 +24,28 @@ from evaluators.trajectory import Step, Trajectory
 def call_key(step: Step) -> str:
     """A step's identity as a call: its name and canonical JSON arguments."""
     return f"{step.name}({json.dumps(step.args, sort_keys=True, default=str)})"
+
+
+_sorted_json = msgspec.json.Encoder(order="sorted", enc_hook=str).encode
+
+
+def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
+    """One key per step, equal exactly when ``call_key`` is: the same call.
+
+    ``call_key`` costs a ``json.dumps`` per call (~10 µs for a few hundred bytes of
+    arguments). A sorted msgspec encoding is tried first: arguments ``json.dumps``
+    writes alike, msgspec writes alike too, so when those keys are all distinct no
+    two calls are the same and they serve as they are. Otherwise (some call may
+    repeat) the exact ``call_key`` strings are returned: msgspec writes NaN as
+    ``null`` and could merge calls ``json.dumps`` keeps apart.
+    """
+    try:
+        fast = [(step.name, _sorted_json(step.args)) for step in steps]
+    except (TypeError, ValueError, OverflowError):  # unencodable: the exact keys decide
+        return [call_key(step) for step in steps]
+    if len(set(fast)) == len(fast):
+        return fast
+    return [call_key(step) for step in steps]
 
 
 class MaxStepsCriteria(Criteria):
@@ -100,7 +123,7 @@ class RepeatedCalls(Evaluator[RepeatCriteria, EvaluatorConfig]):
     description = __doc__ or ""
 
     def evaluate(self, trajectory: Trajectory, criteria: RepeatCriteria) -> BooleanResult:
-        counts = Counter(call_key(step) for step in executed(trajectory))
+        counts = Counter(call_identities(executed(trajectory)))
         repeated = {key: n for key, n in counts.items() if n > criteria.max_identical}
         text = ", ".join(f"{key} {n} times" for key, n in repeated.items())
         return BooleanResult(
@@ -118,7 +141,7 @@ class Loop(NamedTuple):
     repeats: int
 
 
-def longest_loop(keys: Sequence[str], max_period: int) -> Loop | None:
+def longest_loop(keys: Sequence[Hashable], max_period: int) -> Loop | None:
     """The block (of at most ``max_period`` steps) repeated most often back to back."""
     best: Loop | None = None
     for period in range(1, max_period + 1):
@@ -154,7 +177,7 @@ class ToolLoops(Evaluator[LoopCriteria, LoopConfig]):
 
     def evaluate(self, trajectory: Trajectory, criteria: LoopCriteria) -> BooleanResult:
         steps = executed(trajectory, self.config.step_kinds)
-        keys = [call_key(s) if self.config.same == "call" else s.name for s in steps]
+        keys = call_identities(steps) if self.config.same == "call" else [s.name for s in steps]
         loop = longest_loop(keys, criteria.max_period)
         if loop is None or loop.repeats <= criteria.max_repeats:
             return BooleanResult(value=True, details={"longest": _loop_json(loop, steps)})
