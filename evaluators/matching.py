@@ -43,24 +43,53 @@ def same_call(expected: ExpectedStep, step: Step) -> bool:
 
 def call_matcher(args: ArgsMode = "auto") -> CallMatcher:
     """The matcher for an ``ArgsMode``. Raises ``ValueError`` for an unknown mode."""
-    if args == "ignore":
-        return same_call
-    if args == "auto":
-        return lambda expected, step: (
-            same_call(expected, step) and (expected.args is None or expected.args == step.args)
-        )
-    if args == "exact":
-        return lambda expected, step: same_call(expected, step) and expected.args == step.args
-    raise ValueError(f"unknown args mode {args!r}: expected auto, exact or ignore")
+    try:
+        return _SHORTHAND_MATCHERS[args]
+    except (KeyError, TypeError):  # TypeError: not even a string
+        raise ValueError(f"unknown args mode {args!r}: expected auto, exact or ignore") from None
+
+
+# ``same_call`` inlined: matchers run for every (reference item, step) pair.
+def _auto_args(expected: ExpectedStep, step: Step) -> bool:
+    return (
+        expected.name == step.name
+        and expected.kind in (None, step.kind)
+        and (expected.args is None or expected.args == step.args)
+    )
+
+
+def _exact_args(expected: ExpectedStep, step: Step) -> bool:
+    return (
+        expected.name == step.name
+        and expected.kind in (None, step.kind)
+        and (expected.args == step.args)
+    )
+
+
+_SHORTHAND_MATCHERS: dict[str, CallMatcher] = {
+    "ignore": same_call,
+    "auto": _auto_args,
+    "exact": _exact_args,
+}
 
 
 def called_steps(trajectory: Trajectory, kinds: Sequence[StepKind]) -> tuple[Step, ...]:
     """The steps of ``kinds`` that actually ran (requested-only calls excluded)."""
-    return tuple(step for step in trajectory.steps_of(kinds) if step.executed)
+    return tuple([step for step in trajectory.steps if step.executed and step.kind in kinds])
 
 
 Pairs = list[tuple[int, int]]
 """(reference index, predicted index) pairs, sorted by reference index."""
+
+Table = list[list[bool]]
+"""``table[i][j]``: whether predicted step ``j`` satisfies reference item ``i``."""
+
+
+def match_table(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
+) -> Table:
+    """Every (item, step) pair judged once: the algorithms below read it many times."""
+    return [[matches(item, step) for step in predicted] for item in reference]
 
 
 def exact_sequence(
@@ -76,28 +105,24 @@ def ordered_matching(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
 ) -> Pairs:
     """A longest matching that keeps both orders (LCS under ``matches``). O(n·m)."""
+    table = match_table(reference, predicted, matches)
     n, m = len(reference), len(predicted)
     # best[i][j]: longest ordered matching of reference[i:] within predicted[j:].
     best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
+        row, here, below = table[i], best[i], best[i + 1]
         for j in range(m - 1, -1, -1):
-            skip = max(best[i + 1][j], best[i][j + 1])
-            take = best[i + 1][j + 1] + 1 if matches(reference[i], predicted[j]) else 0
-            best[i][j] = max(skip, take)
-    return _trace_back(best, reference, predicted, matches)
+            skip = max(below[j], here[j + 1])
+            here[j] = max(skip, below[j + 1] + 1) if row[j] else skip
+    return _trace_back(best, table, n, m)
 
 
-def _trace_back(
-    best: list[list[int]],
-    reference: Sequence[ExpectedStep],
-    predicted: Sequence[Step],
-    matches: CallMatcher,
-) -> Pairs:
+def _trace_back(best: list[list[int]], table: Table, n: int, m: int) -> Pairs:
     """Recover the pairs from the LCS table, preferring the earliest steps."""
     pairs: Pairs = []
     i = j = 0
-    while i < len(reference) and j < len(predicted):
-        if matches(reference[i], predicted[j]) and best[i][j] == best[i + 1][j + 1] + 1:
+    while i < n and j < m:
+        if table[i][j] and best[i][j] == best[i + 1][j + 1] + 1:
             pairs.append((i, j))
             i, j = i + 1, j + 1
         elif best[i][j + 1] == best[i][j]:
@@ -111,9 +136,8 @@ def maximum_matching(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
 ) -> Pairs:
     """A maximum bipartite matching (Kuhn's augmenting paths); each step used once."""
-    candidates = [
-        [j for j, step in enumerate(predicted) if matches(item, step)] for item in reference
-    ]
+    table = match_table(reference, predicted, matches)
+    candidates = [[j for j, hit in enumerate(row) if hit] for row in table]
     owner: dict[int, int] = {}  # predicted index -> reference index
     for i in range(len(reference)):
         _augment(i, candidates, owner, set())

@@ -28,7 +28,7 @@ class StepsConfig(EvaluatorConfig):
 
 def executed(trajectory: Trajectory, kinds: Sequence[StepKind] = (StepKind.TOOL,)) -> list[Step]:
     """The steps of ``kinds`` that ran, in order."""
-    return [step for step in trajectory.steps_of(kinds) if step.executed]
+    return [step for step in trajectory.steps if step.executed and step.kind in kinds]
 
 
 class ToolsCriteria(Criteria):
