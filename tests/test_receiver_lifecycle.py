@@ -5,12 +5,16 @@ from __future__ import annotations
 import gzip
 import logging
 import socket
+import threading
+import time
 import tracemalloc
 import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from collector.admin import AdminServer
 from collector.clock import ManualClock
@@ -103,6 +107,38 @@ def zeros_gzipped(size: int) -> bytes:
     chunk = bytes(1024**2)
     parts = [deflater.compress(chunk) for _ in range(size // len(chunk))]
     return b"".join([*parts, deflater.flush()])
+
+
+@pytest.mark.integration
+def test_open_health_watch_streams_do_not_hold_shutdown(
+    loop_thread: LoopThread, consumer: RecordingConsumer, telemetry: Telemetry
+) -> None:
+    # A Watch stream never ends by itself: before, server.stop waited the whole grace.
+    receiver = grpc_receiver("127.0.0.1:0", consumer, telemetry)
+    loop_thread.run(receiver.start())
+    seen: list[Any] = []
+    watching = threading.Event()
+    with grpc.insecure_channel(f"127.0.0.1:{receiver.port}") as channel:
+        stream = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+
+        def read() -> None:
+            try:
+                for reply in stream:
+                    seen.append(reply.status)
+                    watching.set()
+            except grpc.RpcError as exc:
+                seen.append(exc.code())
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        assert watching.wait(10)
+        started = time.monotonic()
+        loop_thread.run(receiver.shutdown(20.0))
+        took = time.monotonic() - started
+        reader.join(10)
+    assert took < 5.0
+    assert seen[0] == health_pb2.HealthCheckResponse.SERVING
+    assert seen[-1] in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 
 
 def test_gunzip_bomb_never_allocates_past_the_limit() -> None:

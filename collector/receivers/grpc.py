@@ -9,11 +9,16 @@ why those refusals do not appear in ``evald_receiver_requests_failed``.
 
 The same server answers the standard health service (``grpc.health.v1.Health``):
 SERVING for ``""`` and the trace service while it serves, NOT_SERVING once shutdown
-starts; it needs no token, like the admin probes.
+starts; it needs no token, like the admin probes. Its ``Watch`` streams never end
+on their own, so shutdown's grace waits for in-flight exports only: once they are
+done, what is left open (health streams) is cancelled, instead of holding the
+whole grace (a load balancer watching health would otherwise delay every stop).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any, NoReturn
 
 import grpc
@@ -48,8 +53,9 @@ class GrpcReceiver:
     """Serves OTLP/gRPC on ``config.grpc.endpoint`` in the running event loop.
 
     Lifecycle: ``start`` binds (port 0 picks a free port, see ``port``) and serves;
-    ``shutdown(grace)`` stops accepting RPCs, lets in-flight ones finish for up to
-    ``grace`` seconds, then cancels them. ``shutdown`` is safe before ``start`` and
+    ``shutdown(grace)`` stops accepting RPCs, lets in-flight exports finish for up to
+    ``grace`` seconds, then cancels every RPC still open (exports past the grace,
+    health ``Watch`` streams). ``shutdown`` is safe before ``start`` and
     twice; ``start`` after ``shutdown`` serves again. ``config.grpc.enabled`` is the
     caller's business: ``start`` binds regardless.
     """
@@ -70,6 +76,8 @@ class GrpcReceiver:
         self._server: Any = None
         self._health: Any = None
         self._port: int | None = None
+        self._exports = 0  # in flight; the handlers and shutdown run on one event loop
+        self._no_exports: asyncio.Event | None = None  # set while ``_exports`` is 0
 
     @property
     def port(self) -> int:
@@ -82,6 +90,8 @@ class GrpcReceiver:
         """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
         if self._server is not None:
             raise RuntimeError("the OTLP/gRPC receiver is already started")
+        self._no_exports = asyncio.Event()
+        self._no_exports.set()
         server = grpc.aio.server(options=self._options())
         server.add_generic_rpc_handlers((self._handlers(),))
         # A new servicer per start: one that entered graceful shutdown ignores set().
@@ -102,11 +112,19 @@ class GrpcReceiver:
         self._server, self._port = server, port
 
     async def shutdown(self, grace: float) -> None:
-        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
+        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel every
+        RPC still open."""
         server, self._server, self._port = self._server, None, None
-        if server is not None and self._health is not None:
-            await self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING
-            await server.stop(grace)
+        if server is None or self._health is None or self._no_exports is None:
+            return
+        await self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING
+        # stop(grace) refuses new RPCs at once; a second stop(0) ends the wait early
+        # (grpc: "a smaller grace in a subsequent call stops the server sooner").
+        stopping = asyncio.ensure_future(server.stop(grace))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._no_exports.wait(), grace)
+        await server.stop(0)
+        await stopping
 
     def _options(self) -> list[tuple[str, int]]:
         return [
@@ -122,6 +140,17 @@ class GrpcReceiver:
 
     async def _export(self, request: bytes, context: Any) -> bytes:
         """One Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
+        assert self._no_exports is not None  # set by start, before any call
+        self._exports += 1
+        self._no_exports.clear()
+        try:
+            return await self._answer(request, context)
+        finally:
+            self._exports -= 1
+            if not self._exports:
+                self._no_exports.set()
+
+    async def _answer(self, request: bytes, context: Any) -> bytes:
         try:
             if not self._security.authorized(_metadata(context, "authorization")):
                 raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
