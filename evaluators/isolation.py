@@ -5,8 +5,12 @@ plug-in evaluator's ``evaluate`` on a daemon thread dedicated to that evaluator 
 waits at most ``timeout``: past it the caller gets ``EvaluatorTimeout`` and moves on
 to the next evaluator and the next trace. The stuck call keeps its thread; until it
 returns, that evaluator's later calls fail at once with ``EvaluatorBusy`` instead of
-queueing behind it, so a hung evaluator holds one thread and nothing grows. An async
-``evaluate`` is awaited on the thread's own event loop and cancelled at ``timeout``.
+queueing behind it, so a hung evaluator holds one thread. A spec reload builds new
+evaluator objects, which would each get a thread to hang in: at most ``max_stuck``
+calls may be stuck at once, beyond which every plug-in call fails at once with
+``EvaluatorBusy`` until one returns, so threads stay bounded however often specs
+are reloaded. An async ``evaluate`` is awaited on the thread's own event loop and
+cancelled at ``timeout``.
 
 Built-in evaluators (``evaluators.builtin``) and the judges' front ends
 (``evaluators.judges``, whose calls go through the judge worker or fail fast) are
@@ -33,6 +37,7 @@ __all__ = ["EvaluatorAborted", "EvaluatorBusy", "EvaluatorTimeout", "IsolatedCal
 
 _INLINE_MODULES = ("evaluators.builtin.", "evaluators.judges.")
 _CANCEL_GRACE_S = 0.5
+MAX_STUCK_CALLS = 16
 
 
 class EvaluatorTimeout(Exception):
@@ -56,12 +61,13 @@ def runs_inline(evaluator: object) -> bool:
 class _Call:
     """One ``evaluate`` call handed to a worker thread; ``done`` is set when it ends."""
 
-    __slots__ = ("awaiting", "done", "error", "function", "value")
+    __slots__ = ("awaiting", "done", "error", "function", "stuck", "value")
 
     def __init__(self, function: Callable[[], object]) -> None:
         self.function: Callable[[], object] | None = function
         self.done = threading.Event()
         self.awaiting = False  # an async evaluate: the worker's own timer cancels it
+        self.stuck = False  # timed out and still running (counted by the owner)
         self.value: object = None
         self.error: BaseException | None = None
 
@@ -117,7 +123,7 @@ class _Worker(threading.Thread):
             call.error = exc
         finally:
             del function
-            call.done.set()
+            self.owner.finished(call)
 
     def _await(self, awaitable: Awaitable[object], call: _Call) -> object:
         if self.loop is None:
@@ -146,24 +152,34 @@ class IsolatedCalls:
     """Calls evaluators on their own threads, each call bounded by ``timeout`` seconds.
 
     Thread-safe. ``close`` lets idle threads exit; a stuck one exits when its call
-    returns (it is a daemon thread meanwhile).
+    returns (it is a daemon thread meanwhile). At most ``max_stuck`` calls are stuck
+    (timed out, still running) at once; see the module docstring.
     """
 
-    def __init__(self, timeout: float, idle_exit: float = 60.0) -> None:
+    def __init__(
+        self, timeout: float, idle_exit: float = 60.0, max_stuck: int = MAX_STUCK_CALLS
+    ) -> None:
         self.timeout = timeout
         self.idle_exit = idle_exit
+        self.max_stuck = max_stuck
         self._workers: dict[int, _Worker] = {}
         self._lock = threading.Lock()
+        self._stuck = 0
 
     def call(self, evaluator: object, function: Callable[[], object]) -> Any:
         """``function()`` (awaited if it returns an awaitable) on ``evaluator``'s thread.
 
         Raises what it raises, ``EvaluatorTimeout`` if it takes longer than
         ``timeout``, or at once ``EvaluatorBusy`` while a timed-out call of the same
-        evaluator is still running.
+        evaluator is still running, or while ``max_stuck`` calls are.
         """
         call = _Call(function)
         with self._lock:
+            if self._stuck >= self.max_stuck:
+                raise EvaluatorBusy(
+                    f"{self._stuck} plug-in calls timed out and have not returned; "
+                    "plug-in calls fail at once until one does"
+                )
             worker = self._workers.get(id(evaluator))
             if worker is None or not worker.serves(evaluator):
                 worker = self._workers[id(evaluator)] = _Worker(self, evaluator)
@@ -180,6 +196,10 @@ class IsolatedCalls:
             # after this wait: give it that moment, so the evaluator is free again.
             call.awaiting and call.done.wait(_CANCEL_GRACE_S)
         ):
+            with self._lock:
+                if not call.done.is_set():
+                    call.stuck = True
+                    self._stuck += 1
             raise EvaluatorTimeout(_timed_out(self.timeout))
         error = call.error
         if error is None:
@@ -187,6 +207,20 @@ class IsolatedCalls:
         if isinstance(error, Exception | asyncio.CancelledError):
             raise error
         raise EvaluatorAborted(f"{type(error).__name__}: {error}") from error
+
+    def finished(self, call: _Call) -> None:
+        """Called by a worker when ``call`` returned (on time or not)."""
+        with self._lock:
+            if call.stuck:
+                call.stuck = False
+                self._stuck -= 1
+            call.done.set()
+
+    @property
+    def stuck(self) -> int:
+        """Calls that timed out and are still running."""
+        with self._lock:
+            return self._stuck
 
     def retire(self, worker: _Worker) -> bool:
         """Called by an idle worker: True (and forgotten) unless a call just arrived or

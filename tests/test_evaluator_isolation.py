@@ -22,7 +22,7 @@ import pytest
 
 from evaluators.base import Evaluator, EvaluatorConfig, NoCriteria
 from evaluators.builtin.run_facts import Latency
-from evaluators.isolation import IsolatedCalls, runs_inline
+from evaluators.isolation import EvaluatorBusy, EvaluatorTimeout, IsolatedCalls, runs_inline
 from evaluators.results import ErrorResult, NumericResult
 from evaluators.runner import EvaluationRunner
 from evaluators.spec import BoundEvaluator
@@ -252,3 +252,28 @@ def test_replay_with_a_hung_plugin_finishes_and_exits(tmp_path: Path) -> None:
     assert len(hang_lines) == 10  # every trace has its (error) result
     assert sum('"EvaluatorTimeout' in line for line in hang_lines) == 1
     assert sum('"EvaluatorBusy' in line for line in hang_lines) == 9
+
+
+def test_stuck_calls_are_bounded_across_spec_reloads(gate: Gate) -> None:
+    # Every reload builds new evaluator objects of the same hung plug-in: each would
+    # get a thread to hang in. Past max_stuck, plug-in calls fail at once instead.
+    calls = IsolatedCalls(timeout=0.05, max_stuck=3)
+    reloaded = [type(gate)(EvaluatorConfig()) for _ in range(6)]
+    errors = []
+    for evaluator in reloaded:
+        try:
+            calls.call(evaluator, partial(evaluator.evaluate, TRAJECTORY, NoCriteria()))
+        except (EvaluatorTimeout, EvaluatorBusy) as exc:
+            errors.append(type(exc).__name__)
+    assert errors == ["EvaluatorTimeout"] * 3 + ["EvaluatorBusy"] * 3
+    assert calls.stuck == 3 and calls.threads == 3 and type(gate).calls == 3
+    quick = Quick(EvaluatorConfig())
+    with pytest.raises(EvaluatorBusy, match="3 plug-in calls timed out"):
+        calls.call(quick, partial(quick.evaluate, TRAJECTORY, NoCriteria()))
+    type(gate).release.set()  # the hung calls return: plug-ins run again
+    deadline = time.monotonic() + 5
+    while calls.stuck and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert calls.stuck == 0
+    assert calls.call(quick, partial(quick.evaluate, TRAJECTORY, NoCriteria())).score == 0.5
+    calls.close()
