@@ -159,7 +159,7 @@ class EvaluationRunner:
             result = self._isolated.call(evaluator, call)
         else:
             result = evaluator.evaluate(trajectory, criteria)
-            if inspect.isawaitable(result):
+            if not isinstance(result, _RESULT_TYPES) and inspect.isawaitable(result):
                 result = self._await(result)
         if not isinstance(result, _RESULT_TYPES):
             raise TypeError(
