@@ -415,3 +415,65 @@ def test_fuzzed_payloads_decode_identically_or_are_refused_by_both() -> None:
             assert same(decode_protobuf(payload, selector), reference)
             checked += 1
     assert checked > 500 and refused > 500  # the fuzzing exercised both outcomes
+
+
+# --- the attribute-key cache ------------------------------------------------------
+
+
+def fnv_slot(key: bytes) -> int:
+    """The walker's slot for ``key`` (FNV-1a 64, 4096 slots)."""
+    h = 14695981039346656037
+    for byte in key:
+        h = ((h ^ byte) * 1099511628211) & (2**64 - 1)
+    return h & 4095
+
+
+def colliding_keys() -> tuple[str, str]:
+    """Two different attribute keys that share a slot."""
+    seen: dict[int, str] = {}
+    for n in range(100_000):
+        key = f"gen_ai.x{n:06d}"  # one length: only the bytes tell them apart
+        slot = fnv_slot(key.encode())
+        if slot in seen:
+            return seen[slot], key
+        seen[slot] = key
+    raise AssertionError("no collision found")
+
+
+def span_with_keys(*keys: str) -> bytes:
+    attributes = b"".join(field(9, kv(key, field(1, key.upper().encode()))) for key in keys)
+    return request_with(ids() + field(5, b"s") + attributes)
+
+
+def test_cached_keys_follow_each_selector() -> None:
+    # One key, cached with one selector's verdict, asked by others alternately.
+    data = span_with_keys("gen_ai.tool.name", "custom.key", "gen_ai.tool.name.extra")
+    narrow = AttributeSelector(["gen_ai.tool.name"])
+    wide = AttributeSelector(["custom.key"], ["gen_ai."])
+    for _ in range(3):
+        for selector, kept in (
+            (narrow, {"gen_ai.tool.name"}),
+            (wide, {"gen_ai.tool.name", "custom.key", "gen_ai.tool.name.extra"}),
+            (ATTRIBUTE_SELECTOR, {"gen_ai.tool.name"}),
+            (KEEP_ALL, {"gen_ai.tool.name", "custom.key", "gen_ai.tool.name.extra"}),
+        ):
+            (span,) = assert_same(data, selector).spans
+            assert set(span.attributes) == kept
+
+
+def test_keys_sharing_a_slot_alternate_correctly() -> None:
+    first, second = colliding_keys()
+    selector = AttributeSelector([first])
+    for _ in range(3):
+        for key in (first, second):
+            (span,) = assert_same(span_with_keys(key), selector).spans
+            assert dict(span.attributes) == ({key: key.upper()} if key == first else {})
+
+
+@pytest.mark.parametrize(
+    "key", ["ключ.name", "gen_ai." + "x" * 200, "", "gen_ai.tool.name\x00"], ids=repr
+)
+def test_uncached_and_odd_keys_decode_the_same(key: str) -> None:
+    for selector in (*SELECTORS.values(), AttributeSelector([key])):
+        for _ in range(2):
+            assert_same(span_with_keys(key, "gen_ai.tool.name"), selector)

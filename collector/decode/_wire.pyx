@@ -19,9 +19,15 @@ Contract, relied on by ``collector.decode.protobuf``:
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_COMPACT_ASCII(object)
+    void* PyUnicode_DATA(object)
 
 from collector.model import Resource, Span, SpanEvent
 
@@ -41,6 +47,62 @@ cdef bytes _ZERO_SPAN_ID = bytes(8)
 
 class Unusual(Exception):
     """The payload has a valid shape this walk leaves to upb; nothing was returned."""
+
+
+# --- attribute keys ------------------------------------------------------
+# The same few hundred attribute keys arrive over and over. A direct-mapped table
+# keeps one ``str`` per slot, found by an FNV-1a hash and a memcmp of the wire
+# bytes: no decoding, no allocation, and a ``str`` whose hash is already cached
+# for the frozenset test and the dict insert. Each slot also remembers whether
+# the selector (its ``keys`` and ``prefixes`` objects, held so their addresses
+# cannot be reused) wants the key. Only short ASCII keys are kept, whose UTF-8
+# bytes are the ``str``'s own data. The GIL guards the table: nothing here
+# releases it or runs Python code between a lookup and its use.
+
+cdef enum:
+    KEY_SLOTS = 4096  # a power of two
+    KEY_MAX_BYTES = 80
+
+cdef struct KeySlot:
+    PyObject* key  # owned; NULL: empty
+    PyObject* keys  # owned; the selector the ``wanted`` flag is for (NULL: none yet)
+    PyObject* prefixes  # owned
+    uint64_t hash
+    Py_ssize_t length
+    bint wanted
+
+cdef KeySlot _key_slots[KEY_SLOTS]
+
+
+cdef KeySlot* _key_slot(const unsigned char* data, Py_ssize_t n):
+    """The slot holding the key spelt by ``data[:n]`` (filled now if need be), or
+    NULL when the key is not cached (long, or not ASCII)."""
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    cdef KeySlot* slot
+    if n > KEY_MAX_BYTES:
+        return NULL
+    for i in range(n):
+        h = (h ^ data[i]) * 1099511628211ULL
+    slot = &_key_slots[h & (KEY_SLOTS - 1)]
+    if (slot.key != NULL and slot.hash == h and slot.length == n
+            and memcmp(PyUnicode_DATA(<object>slot.key), data, n) == 0):
+        return slot
+    key = PyUnicode_DecodeUTF8(<const char*>data, n, NULL)
+    if not PyUnicode_IS_COMPACT_ASCII(key):
+        return NULL
+    Py_INCREF(key)
+    Py_XDECREF(slot.key)
+    Py_XDECREF(slot.keys)
+    Py_XDECREF(slot.prefixes)
+    slot.key, slot.keys, slot.prefixes = <PyObject*>key, NULL, NULL
+    slot.hash, slot.length, slot.wanted = h, n, False
+    return slot
+
+
+def _key_slots_in_use():
+    """How many slots hold a key (tests)."""
+    return sum(1 for i in range(KEY_SLOTS) if _key_slots[i].key != NULL)
 
 
 cdef class _Walk:
@@ -225,10 +287,31 @@ cdef class _Walk:
                 raise Unusual("KeyValue field with an unexpected wire type")
             else:
                 pos = self.skip(pos, end, wire)
-        key = self.text(key_start, key_end)
-        if keep_all or self.keep_all or key in self.keys or key.startswith(self.prefixes):
+        key = self.wanted_key(key_start, key_end, keep_all)
+        if key is not None:
             out[key] = None if value_start < 0 else self.any_value(value_start, value_end)
         return 0
+
+    cdef object wanted_key(self, Py_ssize_t start, Py_ssize_t end, bint keep_all):
+        """The key at [start, end) if the selector (or ``keep_all``) wants it, else None."""
+        cdef KeySlot* slot = _key_slot(self.buf + start, end - start)
+        cdef bint wanted
+        if slot == NULL:
+            key = self.text(start, end)
+            wanted = keep_all or self.keep_all or key in self.keys or key.startswith(self.prefixes)
+            return key if wanted else None
+        key = <object>slot.key
+        if keep_all or self.keep_all:
+            return key
+        if slot.keys != <PyObject*>self.keys or slot.prefixes != <PyObject*>self.prefixes:
+            wanted = key in self.keys or key.startswith(self.prefixes)
+            Py_INCREF(self.keys)
+            Py_INCREF(self.prefixes)
+            Py_XDECREF(slot.keys)
+            Py_XDECREF(slot.prefixes)
+            slot.keys, slot.prefixes = <PyObject*>self.keys, <PyObject*>self.prefixes
+            slot.wanted = wanted
+        return key if slot.wanted else None
 
     cdef dict attributes(self, Py_ssize_t pos, Py_ssize_t end, int number, bint keep_all):
         """The ``KeyValue``s of field ``number`` of the message at [pos, end)."""
