@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from daemon_harness import GOLDEN, ROOT, WAIT_S, RunningDaemon, daemon_config, running_daemon
+from otlp_backend import OtlpBackend, attributes
+
+from collector.config import Outputs
 
 if TYPE_CHECKING:
     from conftest import LoopThread
@@ -110,3 +113,45 @@ def test_shutdown_evaluates_an_open_session(loop_thread: LoopThread, tmp_path: P
     assert len(lines) == 5 and all(line["passed"] for line in lines)
     assert running.metric("evald_sessions_completed_total", reason="shutdown") == 1
     assert running.metric("evald_sessions_dropped_total", reason="shutdown_timeout") == 0
+
+
+@pytest.mark.integration
+def test_session_results_reach_the_otlp_backend_marked_as_a_session(
+    loop_thread: LoopThread, tmp_path: Path
+) -> None:
+    backend = OtlpBackend("grpc")
+    try:
+        otlp = {"endpoint": backend.endpoint, "protocol": "grpc", "schedule_delay": "10ms",
+                "log_records": True}  # fmt: skip
+        outputs = {"results_file": str(tmp_path / "results.jsonl"), "otlp": otlp}
+        cfg = config(tmp_path).model_copy(update={"outputs": Outputs.model_validate(outputs)})
+        with running_daemon(cfg, loop_thread) as running:
+            running.post_file(CAPTURE)
+            running.complete_traces()
+            advance_sessions(running, 15 * 60)
+
+            def session_spans() -> list[Any]:
+                evald = [s.record for s in backend.spans if s.scope == "evald"]
+                return [s for s in evald if "evald.evaluation.scope" in attributes(s.attributes)]
+
+            assert backend.wait_for(lambda: bool(session_spans()))
+        turn_spans = [s.record for s in backend.spans if s.scope == "evald"]
+    finally:
+        backend.close()
+    (span,) = session_spans()
+    marks = attributes(span.attributes)
+    assert marks["evald.evaluation.scope"] == "session"
+    assert marks["gen_ai.conversation.id"] == LABELS["session_id"]
+    assert marks["evald.session.turns"] == 3
+    assert marks["evald.session.trace_ids"] == LABELS["trace_ids"]
+    assert span.trace_id.hex() == LABELS["trace_ids"][-1]  # in the last turn's trace
+    names = {attributes(event.attributes)["gen_ai.evaluation.name"] for event in span.events}
+    assert names == {"trajectory_match", "tool_args_match", "single_refund",
+                     "invoice_checked_before_refund", "gives_the_refund_id"}  # fmt: skip
+    # One evaluation span per turn besides, unmarked; the session's log records are marked.
+    assert len(turn_spans) == 3 + 1
+    session_logs = [log for log in backend.logs
+                    if attributes(log.record.attributes).get("evald.evaluation.scope")]  # fmt: skip
+    assert len(session_logs) == len(names)
+    assert all(attributes(log.record.attributes)["evald.session.turns"] == 3
+               for log in session_logs)  # fmt: skip

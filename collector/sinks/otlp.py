@@ -9,6 +9,9 @@ Per evaluated trace (``outputs.otlp``):
 - ``forward_spans``: the trace's own spans, root annotated with ``evald.*`` counts,
   so evald can sit inline between agents and the backend.
 
+A session's results (``write_session``) take the same forms in the session's last
+turn, marked as session results (``otlp_records.session_attributes``).
+
 Everything leaves from resource ``service.name=evald``, ``evald.output=…`` (see
 ``collector.feedback``) so evald's receivers drop it if it ever comes back.
 Writes never block: export is batched on the SDK's threads (``otlp_export``).
@@ -19,6 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk.resources import Resource as SdkResource
@@ -34,6 +38,7 @@ from collector.sinks.otlp_records import (
     evaluation_log_records,
     evaluation_span,
     forwarded_spans,
+    session_attributes,
     summary_attributes,
 )
 from collector.telemetry import Telemetry
@@ -79,18 +84,11 @@ class OtlpSink:
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         """Publish the results of one trace (no forwarding: the spans are not at hand)."""
-        if not outcomes:
-            return
-        now = self._clock_ns()
-        if self._spans is not None and self._config.evaluation_spans:
-            self._spans.submit(
-                evaluation_span(trajectory, outcomes, self._resource, self._scope, now)
-            )
-        if self._logs is not None:
-            for record in evaluation_log_records(
-                trajectory, outcomes, self._resource, self._scope, now
-            ):
-                self._logs.submit(record)
+        self._publish(trajectory, outcomes, None)
+
+    def write_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        """Publish a session's results in its last turn's trace, marked as such."""
+        self._publish(trajectory, outcomes, session_attributes(trajectory))
 
     def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         """Later results (a judge's) get their own evaluation span in the same trace."""
@@ -108,6 +106,23 @@ class OtlpSink:
 
     def close(self) -> None:
         self.close_within(self._config.timeout)
+
+    def _publish(
+        self, trajectory: Trajectory, outcomes: Sequence[Outcome], extra: dict[str, Any] | None
+    ) -> None:
+        if not outcomes:
+            return
+        now = self._clock_ns()
+        resource, scope = self._resource, self._scope
+        if self._spans is not None and self._config.evaluation_spans:
+            self._spans.submit(
+                evaluation_span(trajectory, outcomes, resource, scope, now, extra=extra)
+            )
+        if self._logs is not None:
+            for record in evaluation_log_records(
+                trajectory, outcomes, resource, scope, now, extra=extra
+            ):
+                self._logs.submit(record)
 
     def close_within(self, timeout: float) -> None:
         """Export what is queued within ``timeout`` seconds in all, both signals at

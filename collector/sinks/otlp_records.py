@@ -2,7 +2,10 @@
 
 - An evaluation span per evaluated trace: same trace id, child of the evaluated
   root span, one ``gen_ai.evaluation.result`` event per result (attributes of the
-  GenAI semantic conventions, plus ``evald.spec.id``).
+  GenAI semantic conventions, plus ``evald.spec.id``). A session's results
+  (``scope: session`` specs) go to the session's last turn, marked with
+  ``session_attributes``: ``evald.evaluation.scope=session``, the conversation id
+  and the turns' trace ids.
 - The same results as log records (the conventions define ``gen_ai.evaluation.result``
   as an event), parented to the evaluated root span.
 - The trace's own spans, forwarded, with ``evald.*`` summary attributes on the root.
@@ -30,6 +33,7 @@ from collector.model import Resource, Span, SpanEvent, Trace
 from collector.sinks.metrics import outcome_label
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
+from evaluators.session import session_trace_ids, session_turns
 from evaluators.trajectory import Trajectory
 
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -82,6 +86,24 @@ def summary_attributes(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     return summary
 
 
+def session_attributes(trajectory: Trajectory) -> dict[str, Any]:
+    """What marks the results of a session (a merged trajectory) in OTLP output: the
+    scope, ``gen_ai.conversation.id`` (semconv), the number of turns and their trace
+    ids, so a backend can tell them from the last turn's own results and find the
+    other turns. Empty for one trace's trajectory."""
+    turns = session_turns(trajectory)
+    if turns is None:
+        return {}
+    attributes: dict[str, Any] = {
+        "evald.evaluation.scope": "session",
+        "evald.session.turns": turns,
+        "evald.session.trace_ids": list(session_trace_ids(trajectory)),
+    }
+    if trajectory.session_id:
+        attributes["gen_ai.conversation.id"] = trajectory.session_id
+    return attributes
+
+
 def parent_context(trajectory: Trajectory) -> trace_api.SpanContext | None:
     """The evaluated root span's context, or None when the trajectory names no root."""
     if not trajectory.root_span_id:
@@ -97,8 +119,11 @@ def evaluation_span(
     resource: SdkResource,
     scope: InstrumentationScope,
     end_ns: int,
+    *,
+    extra: Mapping[str, Any] | None = None,
 ) -> ReadableSpan:
-    """One span in the evaluated trace, ended at ``end_ns``, lasting as long as evaluation."""
+    """One span in the evaluated trace, ended at ``end_ns``, lasting as long as evaluation;
+    ``extra`` attributes are added to the span (``session_attributes``)."""
     start_ns = end_ns - int(sum(outcome.duration_s for outcome in outcomes) * 1e9)
     context = trace_api.SpanContext(
         int(trajectory.trace_id, 16), _IDS.generate_span_id(), False, _SAMPLED
@@ -106,6 +131,7 @@ def evaluation_span(
     attributes = summary_attributes(outcomes) | {"evald.evaluated.service": trajectory.service}
     if trajectory.agent:
         attributes["gen_ai.agent.name"] = trajectory.agent
+    attributes |= extra or {}
     events = [Event(EVENT_NAME, result_attributes(o), end_ns) for o in outcomes]
     return ReadableSpan(
         SPAN_NAME, context, parent_context(trajectory), resource, attributes, events,
@@ -120,8 +146,11 @@ def evaluation_log_records(
     resource: SdkResource,
     scope: InstrumentationScope,
     time_ns: int,
+    *,
+    extra: Mapping[str, Any] | None = None,
 ) -> list[ReadWriteLogRecord]:
-    """One ``gen_ai.evaluation.result`` log record per outcome, on the evaluated span."""
+    """One ``gen_ai.evaluation.result`` log record per outcome, on the evaluated span;
+    ``extra`` attributes are added to each."""
     parent = parent_context(trajectory)
     context = trace_api.set_span_in_context(trace_api.NonRecordingSpan(parent)) if parent else None
     records = []
@@ -130,7 +159,7 @@ def evaluation_log_records(
             timestamp=time_ns,
             observed_timestamp=time_ns,
             context=context,
-            attributes=result_attributes(outcome),
+            attributes={**result_attributes(outcome), **(extra or {})},
             event_name=EVENT_NAME,
         )
         records.append(ReadWriteLogRecord(record, resource, scope))
