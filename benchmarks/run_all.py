@@ -24,6 +24,7 @@ HELPERS = {"run_all.py", "baseline_receiver.py"}  # not benchmarks: this runner,
 SHORT: dict[str, list[str]] = {
     "normalize_throughput.py": ["--traces", "1000", "--repeat", "5"],
     "replay_throughput.py": ["--traces", "2000"],
+    "replay_stages.py": ["--traces", "2000", "--repeat", "2"],
     "serve_throughput.py": ["--duration", "5", "--warmup", "2"],
     "judge_shedding.py": ["--duration", "5", "--warmup", "2", "--rounds", "1",
                           "--judge-delay", "2"],

@@ -1,0 +1,179 @@
+"""Where replay's time goes: each stage of the pipeline timed alone, per trace.
+
+``replay_throughput.py`` says how fast replay is; this says why. The same
+synthetic traces (``shared/bench/make_traces.py``) go through the stages replay
+chains, each stage run over every trace before the next, so each is timed
+alone:
+
+1. ``read``: the file's framing into payloads;
+2. ``decode``: ``decode_protobuf`` with replay's attribute selector;
+3. ``assemble``: the ``TraceAssembler`` on trace time, as replay drives it;
+4. ``normalize``: trajectories; ``of which JSON`` is the part spent parsing the
+   JSON documents the spans carry (``parse_json`` on the same strings);
+5. ``match``: choosing the specs and evaluators of each trajectory;
+6. ``evaluate``: the ``EvaluationRunner`` over them;
+7. ``sinks``: the run summary replay's reports are built from.
+
+Two evaluator sets, as in ``replay_throughput.py``: the always-on evaluators
+only, and with ``benchmarks/specs`` (12 more per trace). Every trace is held in
+memory between stages, so the cyclic collector is paused while a stage is timed
+(a collection over the whole held set would be charged to whichever stage
+triggers it); each stage is the best of ``--repeat`` runs. Shares of the total,
+and the total against the 100 µs per trace that 10 000 traces/s allows, are the
+figures to compare across machines.
+
+    python benchmarks/replay_stages.py [--traces 5000] [--repeat 3] [--file t.pb]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from collector.app import ActiveSpecs, decoder_selector
+from collector.assembly import TraceAssembler
+from collector.clock import ManualClock
+from collector.config import Config
+from collector.decode import decode_protobuf
+from collector.decode.common import DecodedBatch
+from collector.files import read_payloads
+from collector.model import CompletionReason, Trace
+from collector.normalize import normalize
+from collector.normalize.values import parse_json
+from collector.reports.sink import SummarySink
+from collector.reports.summary import RunSummary
+from collector.telemetry import Telemetry
+from evaluators.runner import BoundEvaluator, EvaluationRunner, Outcome, bind_always, due
+from evaluators.trajectory import Trajectory
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+TARGET_US = 100.0  # 10 000 traces/s on one core
+
+
+def best_of(repeat: int, stage: Callable[[], T]) -> tuple[float, T]:
+    """(best seconds, result of the last run) of ``stage`` with the collector paused."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            result = stage()
+            best = min(best, time.perf_counter() - started)
+        finally:
+            gc.enable()
+    assert result is not None
+    return best, result
+
+
+def assemble(config: Config, batches: list[DecodedBatch]) -> list[Trace]:
+    clock = ManualClock()
+    traces: list[Trace] = []
+    assembler = TraceAssembler(config.assembly, clock, traces.append, Telemetry())
+    for batch in batches:
+        if batch.spans:
+            clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
+            assembler.add(batch.spans)
+        assembler.tick()
+    assembler.flush(CompletionReason.END_OF_INPUT)
+    return traces
+
+
+def json_documents(traces: list[Trace]) -> list[str]:
+    """The attribute strings the normalizer may parse as JSON (objects and arrays)."""
+    return [
+        value
+        for trace in traces
+        for span in trace.spans
+        for value in span.attributes.values()
+        if isinstance(value, str) and value[:1] in ("{", "[")
+    ]
+
+
+def bind(config: Config, trajectories: list[Trajectory]) -> list[list[BoundEvaluator]]:
+    specs, always = ActiveSpecs(config, Telemetry())(), bind_always(config.evaluation.always)
+    chosen = []
+    for trajectory in trajectories:
+        bound = [*always, *specs.bound_for(trajectory)]
+        chosen.append([item for item in bound if due(item, trajectory)])
+    return chosen
+
+
+def evaluate(
+    trajectories: list[Trajectory], bound: list[list[BoundEvaluator]]
+) -> list[list[Outcome]]:
+    with EvaluationRunner() as runner:
+        return [runner.run(t, b) for t, b in zip(trajectories, bound, strict=True)]
+
+
+def summarise(trajectories: list[Trajectory], outcomes: list[list[Outcome]]) -> RunSummary:
+    sink = SummarySink(RunSummary())
+    for trajectory, results in zip(trajectories, outcomes, strict=True):
+        sink.write(trajectory, results)
+    return sink.summary
+
+
+def run(config: Config, path: Path, repeat: int) -> tuple[int, dict[str, float], float]:
+    """(traces, seconds per stage, evaluations per trace)."""
+    took: dict[str, float] = {}
+    took["read"], payloads = best_of(repeat, lambda: [p.data for p in read_payloads(path)])
+    selector = decoder_selector(config)
+    took["decode"], batches = best_of(
+        repeat, lambda: [decode_protobuf(data, selector) for data in payloads]
+    )
+    took["assemble"], traces = best_of(repeat, lambda: assemble(config, batches))
+    took["normalize"], trajectories = best_of(repeat, lambda: [normalize(t) for t in traces])
+    documents = json_documents(traces)
+    took["  of which JSON"], _ = best_of(repeat, lambda: [parse_json(d) for d in documents])
+    took["match"], bound = best_of(repeat, lambda: bind(config, trajectories))
+    took["evaluate"], outcomes = best_of(repeat, lambda: evaluate(trajectories, bound))
+    took["sinks"], _ = best_of(repeat, lambda: summarise(trajectories, outcomes))
+    evaluations = sum(len(results) for results in outcomes) / len(traces)
+    return len(traces), took, evaluations
+
+
+def report(name: str, traces: int, took: dict[str, float], evaluations: float) -> None:
+    total = sum(seconds for stage, seconds in took.items() if not stage.startswith(" "))
+    per_trace = total / traces * 1e6
+    print(f"{name}: {evaluations:.0f} evaluations/trace, {per_trace:.0f} us/trace in all "
+          f"({per_trace / TARGET_US:.1f}x the {TARGET_US:.0f} us of 10 000 traces/s)")  # fmt: skip
+    for stage, seconds in took.items():
+        print(f"  {stage:<16} {seconds / traces * 1e6:7.1f} us  {seconds / total:6.1%}")
+    floor = (took["read"] + took["decode"] + took["  of which JSON"]) / traces * 1e6
+    print(f"  read + decode + JSON: {floor:.0f} us, {floor / TARGET_US:.2f} of the 100 us budget")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--traces", type=int, default=5_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--file", type=Path, help="an existing make_traces.py --pb file")
+    parser.add_argument("--bench-dir", type=Path, default=ROOT.parent / "shared" / "bench")
+    args = parser.parse_args()
+    examples = str(ROOT / "config" / "specs" / "*.yaml")
+    synthetic = str(ROOT / "benchmarks" / "specs" / "*.yaml")
+    configs = {
+        "always-on": Config.model_validate({"specs": [examples]}),
+        "+ spec": Config.model_validate({"specs": [examples, synthetic]}),
+    }
+    with tempfile.TemporaryDirectory() as directory:
+        path = args.file
+        if path is None:
+            path = Path(directory) / "traces.pb"
+            script = args.bench_dir / "make_traces.py"
+            argv = [sys.executable, str(script), "--traces", str(args.traces), "--pb", str(path)]
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        for name, config in configs.items():
+            report(name, *run(config, path, args.repeat))
+
+
+if __name__ == "__main__":
+    main()
