@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -176,15 +177,16 @@ def test_repeated_calls_compare_name_and_arguments() -> None:
     "args",
     [
         [{"q": 1, "r": [1, 2]}, {"r": [1, 2], "q": 1}],  # key order is not identity
-        [{"q": float("nan")}, {"q": None}],  # msgspec writes both as null: not one call
+        [{"q": float("nan")}, {"q": None}],  # msgspec would write both as null
         [{"q": 1}, {"q": 1.0}, {"q": True}, {"q": "1"}],
         [{"q": 2**70}, {"q": 2**70 + 1}],
-        [{"when": {1, 2}}, {"when": {1, 2}}],  # not JSON: json.dumps's default=str decides
+        [{"when": {1, 2}}, {"when": {1, 2}}, {"when": "{1, 2}"}],  # json.dumps's default=str
+        [b"abc", "b'abc'", datetime(2024, 1, 2, 3, 4), "2024-01-02 03:04:00"],
         [None, {}, []],
     ],
 )
 def test_call_identities_equal_exactly_when_call_keys_are(args: list[Any]) -> None:
-    steps = [step("lookup", a) for a in args] + [step("other", args[0])]
+    steps = [step("lookup", a) for a in args] + [step("other", args[0]), step("once", args[0])]
     keys = call_identities(steps)
     exact = [call_key(s) for s in steps]
     for i in range(len(steps)):

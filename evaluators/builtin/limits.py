@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any, Literal, NamedTuple, Self
 
-import msgspec
 from pydantic import Field, model_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig, NoCriteria
@@ -26,26 +25,16 @@ def call_key(step: Step) -> str:
     return f"{step.name}({json.dumps(step.args, sort_keys=True, default=str)})"
 
 
-_sorted_json = msgspec.json.Encoder(order="sorted", enc_hook=str).encode
-
-
 def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
     """One key per step, equal exactly when ``call_key`` is: the same call.
 
     ``call_key`` costs a ``json.dumps`` per call (~10 µs for a few hundred bytes of
-    arguments). A sorted msgspec encoding is tried first: arguments ``json.dumps``
-    writes alike, msgspec writes alike too, so when those keys are all distinct no
-    two calls are the same and they serve as they are. Otherwise (some call may
-    repeat) the exact ``call_key`` strings are returned: msgspec writes NaN as
-    ``null`` and could merge calls ``json.dumps`` keeps apart.
+    arguments), and two calls of different tools are never the same call: only the
+    steps whose tool is called more than once get a ``call_key``; the others get
+    ``(name,)``, unique among them and never equal to a string.
     """
-    try:
-        fast = [(step.name, _sorted_json(step.args)) for step in steps]
-    except (TypeError, ValueError, OverflowError):  # unencodable: the exact keys decide
-        return [call_key(step) for step in steps]
-    if len(set(fast)) == len(fast):
-        return fast
-    return [call_key(step) for step in steps]
+    counts = Counter(step.name for step in steps)
+    return [call_key(step) if counts[step.name] > 1 else (step.name,) for step in steps]
 
 
 class MaxStepsCriteria(Criteria):
