@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import logging
 import socket
@@ -15,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from collector.admin import AdminServer
 from collector.clock import ManualClock
@@ -22,6 +27,7 @@ from collector.config import Admin, Listener, OtlpReceivers
 from collector.decode import AttributeSelector
 from collector.receivers import GrpcReceiver, HttpReceiver
 from collector.receivers.common import ExportError, RateLimitedLog, Refusal
+from collector.receivers.grpc import SERVICE
 from collector.receivers.http import gunzip
 from collector.telemetry import Telemetry
 
@@ -137,8 +143,69 @@ def test_open_health_watch_streams_do_not_hold_shutdown(
         took = time.monotonic() - started
         reader.join(10)
     assert took < 5.0
+    assert not reader.is_alive()  # the stream ended
     assert seen[0] == health_pb2.HealthCheckResponse.SERVING
-    assert seen[-1] in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+    ended = (health_pb2.HealthCheckResponse.NOT_SERVING, grpc.StatusCode.UNAVAILABLE)
+    assert seen[-1] in ended
+
+
+def throttled_proxy(target_port: int, bytes_per_s: int) -> int:
+    """A loopback TCP proxy that forwards client bytes at ``bytes_per_s``; its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def pump(source: socket.socket, sink: socket.socket, slow: bool) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(4096):
+                sink.sendall(data)
+                if slow:
+                    time.sleep(len(data) / bytes_per_s)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = listener.accept()
+                server = socket.create_connection(("127.0.0.1", target_port))
+                threading.Thread(target=pump, args=(client, server, True), daemon=True).start()
+                threading.Thread(target=pump, args=(server, client, False), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return int(listener.getsockname()[1])
+
+
+@pytest.mark.integration
+def test_an_export_still_uploading_at_shutdown_gets_the_grace(
+    loop_thread: LoopThread, consumer: RecordingConsumer, telemetry: Telemetry
+) -> None:
+    # Found by review: a first fix ended the grace once no export *handler* ran, and
+    # cut off a request whose body was still arriving (gRPC calls the handler after).
+    receiver = grpc_receiver("127.0.0.1:0", consumer, telemetry)
+    loop_thread.run(receiver.start())
+    port = throttled_proxy(receiver.port, 1_000_000)
+    big = KeyValue(key="big", value=AnyValue(string_value="x" * 2_000_000))
+    span = PbSpan(trace_id=b"\1" * 16, span_id=b"\2" * 8, name="s", attributes=[big])
+    request = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[span])])]
+    ).SerializeToString()
+    outcome: list[Any] = []
+
+    def export() -> None:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = channel.unary_unary(f"/{SERVICE}/Export")
+            try:
+                call(request, timeout=30)
+                outcome.append("OK")
+            except grpc.RpcError as exc:
+                outcome.append(exc.code())
+
+    sender = threading.Thread(target=export)
+    sender.start()
+    time.sleep(0.7)  # about a third of the body is through
+    loop_thread.run(receiver.shutdown(10.0), timeout=30)
+    sender.join(30)
+    assert outcome == ["OK"]
+    assert len(consumer.spans) == 1
 
 
 def test_gunzip_bomb_never_allocates_past_the_limit() -> None:

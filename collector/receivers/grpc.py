@@ -10,15 +10,14 @@ why those refusals do not appear in ``evald_receiver_requests_failed``.
 The same server answers the standard health service (``grpc.health.v1.Health``):
 SERVING for ``""`` and the trace service while it serves, NOT_SERVING once shutdown
 starts; it needs no token, like the admin probes. Its ``Watch`` streams never end
-on their own, so shutdown's grace waits for in-flight exports only: once they are
-done, what is left open (health streams) is cancelled, instead of holding the
-whole grace (a load balancer watching health would otherwise delay every stop).
+on their own and would hold ``server.stop`` for its whole grace (a load balancer
+watching health would delay every stop): they are ended when shutdown begins, while
+exports still in flight, bodies still arriving included, keep their grace.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, NoReturn
 
 import grpc
@@ -53,9 +52,9 @@ class GrpcReceiver:
     """Serves OTLP/gRPC on ``config.grpc.endpoint`` in the running event loop.
 
     Lifecycle: ``start`` binds (port 0 picks a free port, see ``port``) and serves;
-    ``shutdown(grace)`` stops accepting RPCs, lets in-flight exports finish for up to
-    ``grace`` seconds, then cancels every RPC still open (exports past the grace,
-    health ``Watch`` streams). ``shutdown`` is safe before ``start`` and
+    ``shutdown(grace)`` stops accepting RPCs, ends health ``Watch`` streams, lets
+    in-flight exports finish for up to ``grace`` seconds, then cancels them.
+    ``shutdown`` is safe before ``start`` and
     twice; ``start`` after ``shutdown`` serves again. ``config.grpc.enabled`` is the
     caller's business: ``start`` binds regardless.
     """
@@ -76,8 +75,6 @@ class GrpcReceiver:
         self._server: Any = None
         self._health: Any = None
         self._port: int | None = None
-        self._exports = 0  # in flight; the handlers and shutdown run on one event loop
-        self._no_exports: asyncio.Event | None = None  # set while ``_exports`` is 0
 
     @property
     def port(self) -> int:
@@ -90,12 +87,10 @@ class GrpcReceiver:
         """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
         if self._server is not None:
             raise RuntimeError("the OTLP/gRPC receiver is already started")
-        self._no_exports = asyncio.Event()
-        self._no_exports.set()
         server = grpc.aio.server(options=self._options())
         server.add_generic_rpc_handlers((self._handlers(),))
         # A new servicer per start: one that entered graceful shutdown ignores set().
-        self._health = health.aio.HealthServicer()
+        self._health = _HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         address = _address(*self._host_port)
         credentials = self._security.grpc_credentials()
@@ -112,19 +107,12 @@ class GrpcReceiver:
         self._server, self._port = server, port
 
     async def shutdown(self, grace: float) -> None:
-        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel every
-        RPC still open."""
+        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
         server, self._server, self._port = self._server, None, None
-        if server is None or self._health is None or self._no_exports is None:
-            return
-        await self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING
-        # stop(grace) refuses new RPCs at once; a second stop(0) ends the wait early
-        # (grpc: "a smaller grace in a subsequent call stops the server sooner").
-        stopping = asyncio.ensure_future(server.stop(grace))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._no_exports.wait(), grace)
-        await server.stop(0)
-        await stopping
+        if server is not None and self._health is not None:
+            await self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING
+            self._health.end_watches()
+            await server.stop(grace)
 
     def _options(self) -> list[tuple[str, int]]:
         return [
@@ -140,17 +128,6 @@ class GrpcReceiver:
 
     async def _export(self, request: bytes, context: Any) -> bytes:
         """One Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
-        assert self._no_exports is not None  # set by start, before any call
-        self._exports += 1
-        self._no_exports.clear()
-        try:
-            return await self._answer(request, context)
-        finally:
-            self._exports -= 1
-            if not self._exports:
-                self._no_exports.set()
-
-    async def _answer(self, request: bytes, context: Any) -> bytes:
         try:
             if not self._security.authorized(_metadata(context, "authorization")):
                 raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
@@ -161,6 +138,41 @@ class GrpcReceiver:
         except Exception as exc:  # one of the three catch-all places (STYLE.md habit 6)
             failure = self._ingest.crashed(grpc.StatusCode.INTERNAL.name, exc)
         await _abort(context, failure)
+
+
+class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyped package
+    """The reference servicer, whose ``Watch`` streams also end when shutdown begins.
+
+    ``end_watches`` cancels the open ``Watch`` handlers a moment after the
+    NOT_SERVING update (one loop turn, so it is usually sent); each ends its
+    stream with OK. Watches opened afterwards end at once.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._watches: set[asyncio.Task[Any]] = set()
+        self._ended = False
+
+    async def Watch(self, request: Any, context: Any) -> None:  # noqa: N802  # gRPC's name
+        task = asyncio.current_task()
+        if self._ended or task is None:
+            return
+        self._watches.add(task)
+        try:
+            await super().Watch(request, context)
+        except asyncio.CancelledError:
+            if not self._ended:
+                raise  # the client went away, or the server cancels: as before
+            task.uncancel()  # ours: end the stream normally
+        finally:
+            self._watches.discard(task)
+
+    def end_watches(self) -> None:
+        """End every open ``Watch`` stream (after this loop turn) and refuse new ones."""
+        self._ended = True
+        loop = asyncio.get_running_loop()
+        for task in list(self._watches):
+            loop.call_soon(task.cancel)
 
 
 async def _abort(context: Any, refused: ExportError) -> NoReturn:
