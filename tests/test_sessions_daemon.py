@@ -17,7 +17,14 @@ import pytest
 from daemon_harness import GOLDEN, ROOT, WAIT_S, RunningDaemon, daemon_config, running_daemon
 from otlp_backend import OtlpBackend, attributes
 
-from collector.config import Outputs
+from collector.config import OtlpOutput, Outputs
+from collector.sinks import write_more, write_to
+from collector.sinks.otlp import OtlpSink
+from collector.telemetry import Telemetry
+from evaluators.results import NumericResult
+from evaluators.runner import Outcome
+from evaluators.session import merge_session
+from evaluators.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from conftest import LoopThread
@@ -155,3 +162,33 @@ def test_session_results_reach_the_otlp_backend_marked_as_a_session(
     assert len(session_logs) == len(names)
     assert all(attributes(log.record.attributes)["evald.session.turns"] == 3
                for log in session_logs)  # fmt: skip
+
+
+def test_a_sessions_late_judge_results_are_marked_too(telemetry: Telemetry) -> None:
+    # Found by review: judge results of a session spec arrive later, through
+    # write_outcomes (write_more), not write_session: they went out unmarked.
+    turns = [
+        Trajectory(f"{n:032x}", "svc", "agent", "conv-1", "hi", "ok", False, 1.0, n * 10**9, (),
+                   root_span_id=f"{n:016x}")
+        for n in (1, 2)
+    ]  # fmt: skip
+    session = merge_session(turns)
+    judged = [Outcome("spec", "rubric", NumericResult(score=0.5), None, 0.1)]
+    backend = OtlpBackend("grpc")
+    config = OtlpOutput(endpoint=backend.endpoint, schedule_delay=0.01, log_records=True)
+    sink = OtlpSink(config, telemetry)
+    try:
+        write_more(sink, session, judged)  # the judge worker's path
+        write_to(sink, turns[0], judged)  # one trace's results: unmarked
+        sink.close()
+        assert backend.wait_for(lambda: len(backend.spans) == 2 and len(backend.logs) == 2)
+    finally:
+        backend.close()
+    spans = {s.record.trace_id.hex(): attributes(s.record.attributes) for s in backend.spans}
+    assert spans[f"{2:032x}"]["evald.evaluation.scope"] == "session"
+    assert spans[f"{2:032x}"]["gen_ai.conversation.id"] == "conv-1"
+    assert spans[f"{2:032x}"]["evald.session.trace_ids"] == [f"{1:032x}", f"{2:032x}"]
+    assert "evald.evaluation.scope" not in spans[f"{1:032x}"]
+    logs = {log.record.trace_id.hex(): attributes(log.record.attributes) for log in backend.logs}
+    assert logs[f"{2:032x}"]["evald.session.turns"] == 2
+    assert "evald.session.turns" not in logs[f"{1:032x}"]

@@ -9,7 +9,8 @@ Per evaluated trace (``outputs.otlp``):
 - ``forward_spans``: the trace's own spans, root annotated with ``evald.*`` counts,
   so evald can sit inline between agents and the backend.
 
-A session's results (``write_session``) take the same forms in the session's last
+A session's results (a merged trajectory, through ``write_session_to``'s fallback
+and, for judges, ``write_outcomes``) take the same forms in the session's last
 turn, marked as session results (``otlp_records.session_attributes``).
 
 Everything leaves from resource ``service.name=evald``, ``evald.output=…`` (see
@@ -22,7 +23,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk.resources import Resource as SdkResource
@@ -83,12 +83,24 @@ class OtlpSink:
         )
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
-        """Publish the results of one trace (no forwarding: the spans are not at hand)."""
-        self._publish(trajectory, outcomes, None)
-
-    def write_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
-        """Publish a session's results in its last turn's trace, marked as such."""
-        self._publish(trajectory, outcomes, session_attributes(trajectory))
+        """Publish the results of one trace (no forwarding: the spans are not at hand),
+        or of a session (its merged trajectory): in its last turn's trace, marked."""
+        if not outcomes:
+            return
+        now = self._clock_ns()
+        resource, scope = self._resource, self._scope
+        # Sessions reach here through write_session_to's fallback, and a session's
+        # judge results later through write_outcomes: the trajectory tells.
+        extra = session_attributes(trajectory)
+        if self._spans is not None and self._config.evaluation_spans:
+            self._spans.submit(
+                evaluation_span(trajectory, outcomes, resource, scope, now, extra=extra)
+            )
+        if self._logs is not None:
+            for record in evaluation_log_records(
+                trajectory, outcomes, resource, scope, now, extra=extra
+            ):
+                self._logs.submit(record)
 
     def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         """Later results (a judge's) get their own evaluation span in the same trace."""
@@ -106,23 +118,6 @@ class OtlpSink:
 
     def close(self) -> None:
         self.close_within(self._config.timeout)
-
-    def _publish(
-        self, trajectory: Trajectory, outcomes: Sequence[Outcome], extra: dict[str, Any] | None
-    ) -> None:
-        if not outcomes:
-            return
-        now = self._clock_ns()
-        resource, scope = self._resource, self._scope
-        if self._spans is not None and self._config.evaluation_spans:
-            self._spans.submit(
-                evaluation_span(trajectory, outcomes, resource, scope, now, extra=extra)
-            )
-        if self._logs is not None:
-            for record in evaluation_log_records(
-                trajectory, outcomes, resource, scope, now, extra=extra
-            ):
-                self._logs.submit(record)
 
     def close_within(self, timeout: float) -> None:
         """Export what is queued within ``timeout`` seconds in all, both signals at
