@@ -51,6 +51,7 @@ from collector.reports.sink import SummarySink
 from collector.reports.summary import RunSummary
 from collector.telemetry import Telemetry
 from evaluators.runner import BoundEvaluator, EvaluationRunner, Outcome, bind_always, due
+from evaluators.spec import SpecSet
 from evaluators.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,8 +99,9 @@ def json_documents(traces: list[Trace]) -> list[str]:
     ]
 
 
-def bind(config: Config, trajectories: list[Trajectory]) -> list[list[BoundEvaluator]]:
-    specs, always = ActiveSpecs(config, Telemetry())(), bind_always(config.evaluation.always)
+def bind(
+    specs: SpecSet, always: list[BoundEvaluator], trajectories: list[Trajectory]
+) -> list[list[BoundEvaluator]]:
     chosen = []
     for trajectory in trajectories:
         bound = [*always, *specs.bound_for(trajectory)]
@@ -133,7 +135,8 @@ def run(config: Config, path: Path, repeat: int) -> tuple[int, dict[str, float],
     took["normalize"], trajectories = best_of(repeat, lambda: [normalize(t) for t in traces])
     documents = json_documents(traces)
     took["  of which JSON"], _ = best_of(repeat, lambda: [parse_json(d) for d in documents])
-    took["match"], bound = best_of(repeat, lambda: bind(config, trajectories))
+    specs, always = ActiveSpecs(config, Telemetry())(), bind_always(config.evaluation.always)
+    took["match"], bound = best_of(repeat, lambda: bind(specs, always, trajectories))
     took["evaluate"], outcomes = best_of(repeat, lambda: evaluate(trajectories, bound))
     took["sinks"], _ = best_of(repeat, lambda: summarise(trajectories, outcomes))
     evaluations = sum(len(results) for results in outcomes) / len(traces)
