@@ -53,6 +53,7 @@ from pydantic import (
 
 from evaluators.matching import ArgsMode, CallMatcher, call_matcher, same_call
 from evaluators.reference import ExpectedStep
+from evaluators.selectors import compile_regex
 from evaluators.trajectory import Step
 
 ArgCompare = Literal["exact", "ignore", "subset", "superset"]
@@ -77,15 +78,7 @@ class KeyRule(BaseModel):
     tolerance: float | None = Field(default=None, ge=0)
     rel_tolerance: float | None = Field(default=None, ge=0)
 
-    @field_validator("regex", mode="before")
-    @classmethod
-    def _compile(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                return re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {value!r}: {exc}") from None
-        return value
+    _compile = field_validator("regex", mode="before")(compile_regex)
 
     def accepts(self, expected: Any, actual: Any) -> bool:
         """Whether ``actual`` satisfies this rule for the reference value ``expected``."""

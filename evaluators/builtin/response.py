@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
 from evaluators.results import BooleanResult
+from evaluators.selectors import compile_regex
 from evaluators.trajectory import Trajectory
 
 NO_RESPONSE = "no final response"
@@ -91,15 +92,7 @@ class RegexCriteria(Criteria):
 
     pattern: re.Pattern[str]
 
-    @field_validator("pattern", mode="before")
-    @classmethod
-    def _compile(cls, value: object) -> object:
-        if isinstance(value, str):
-            try:
-                return re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {value!r}: {exc}") from None
-        return value
+    _compile = field_validator("pattern", mode="before")(compile_regex)
 
 
 class RegexConfig(EvaluatorConfig):
