@@ -78,26 +78,32 @@ def field_value(record: dict[str, Any], name: str) -> str | None:
     return None if value is None else str(value)
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a results file, streamed; ``CompareInputError`` on a bad line."""
+def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` for every non-blank line of a JSON-lines file, streamed
+    (``where``: ``path:line``); ``CompareInputError`` naming the line that is not
+    JSON, or the file that cannot be read."""
     try:
         with path.open(encoding="utf-8") as lines:
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    value = json.loads(line)
                 except ValueError as exc:
                     raise CompareInputError(f"{path}:{number}: not JSON: {exc}") from None
-                if not isinstance(record, dict) or "evaluator" not in record:
-                    trajectories = isinstance(record, dict) and "steps" in record
-                    hint = (
-                        " (trajectories? compare those with --judge NAME)" if trajectories else ""
-                    )
-                    raise CompareInputError(f"{path}:{number}: not an evald result record{hint}")
-                yield record
+                yield f"{path}:{number}", value
     except OSError as exc:
         raise CompareInputError(f"{path}: {exc.strerror or exc}") from None
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a results file, streamed; ``CompareInputError`` on a bad line."""
+    for where, record in json_lines(path):
+        if not isinstance(record, dict) or "evaluator" not in record:
+            trajectories = isinstance(record, dict) and "steps" in record
+            hint = " (trajectories? compare those with --judge NAME)" if trajectories else ""
+            raise CompareInputError(f"{where}: not an evald result record{hint}")
+        yield record
 
 
 def load_side(path: Path, align_by: str, label: str) -> Side:

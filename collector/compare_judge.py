@@ -28,7 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from collector.compare import CompareInputError, Comparison, Side, Tally, field_value
+from collector.compare import (
+    CompareInputError,
+    Comparison,
+    Side,
+    Tally,
+    field_value,
+    json_lines,
+)
 from collector.reports.compare_report import CompareReport, write_compare
 from evaluators.judges.pairwise import position_seed, prefer
 from evaluators.judges.parse import VerdictError
@@ -141,27 +148,17 @@ def _text(value: Any) -> str | None:
 
 def read_trajectories(path: Path) -> Iterator[tuple[dict[str, Any], Trajectory]]:
     """The lines of a trajectories file, streamed; ``CompareInputError`` on a bad line."""
-    try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError as exc:
-                    raise CompareInputError(f"{path}:{number}: not JSON: {exc}") from None
-                if not isinstance(record, dict) or "steps" not in record:
-                    raise CompareInputError(
-                        f"{path}:{number}: not an evald trajectory record "
-                        "(--judge compares `evald replay --trajectories-out` files)"
-                    )
-                try:
-                    yield record, trajectory_from_json(record)
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                    message = f"{type(exc).__name__}: {exc}"
-                    raise CompareInputError(f"{path}:{number}: bad trajectory: {message}") from None
-    except OSError as exc:
-        raise CompareInputError(f"{path}: {exc.strerror or exc}") from None
+    for where, record in json_lines(path):
+        if not isinstance(record, dict) or "steps" not in record:
+            raise CompareInputError(
+                f"{where}: not an evald trajectory record "
+                "(--judge compares `evald replay --trajectories-out` files)"
+            )
+        try:
+            yield record, trajectory_from_json(record)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            raise CompareInputError(f"{where}: bad trajectory: {message}") from None
 
 
 def load_runs(path: Path, align_by: str, label: str) -> Runs:
