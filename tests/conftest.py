@@ -7,15 +7,20 @@ ordinary blocking clients (the real OpenTelemetry exporters, urllib, grpc channe
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
 from collector.consumer import ConsumeResult, Overloaded
 from collector.model import Span
 from collector.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from test_cli import Served
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 10.0
@@ -136,3 +141,16 @@ def metric(telemetry: Telemetry) -> Callable[..., float]:
         return telemetry.registry.get_sample_value(name, labels) or 0.0
 
     return _value
+
+
+@pytest.fixture
+def serve_with() -> Iterator[list[Served]]:
+    """Daemons a test starts (append them); each is stopped with SIGTERM afterwards."""
+    started: list[Served] = []
+    yield started
+    for served in started:
+        if served.proc.poll() is None:
+            os.killpg(served.proc.pid, signal.SIGTERM)
+        served.proc.wait(30)
+        if served.proc.stderr:
+            served.proc.stderr.close()

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -79,18 +78,6 @@ def start_serve(argv: list[str], cwd: Path = ROOT) -> Served:
             ports = (int(match[1]), int(match[2]), int(match[3]))
             return Served(proc, ports)
     raise AssertionError(f"evald exited before it was ready (code {proc.wait()})")
-
-
-@pytest.fixture
-def serve_with(tmp_path: Path) -> Iterator[list[Served]]:
-    started: list[Served] = []
-    yield started
-    for served in started:
-        if served.proc.poll() is None:
-            os.killpg(served.proc.pid, signal.SIGTERM)
-        served.proc.wait(30)
-        if served.proc.stderr:
-            served.proc.stderr.close()
 
 
 def test_sigterm_evaluates_every_accepted_trace(tmp_path: Path, serve_with: list[Served]) -> None:

@@ -3,7 +3,6 @@ trajectories → evaluators → /metrics, over loopback, on an injected clock.""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from daemon_harness import RunningDaemon, daemon_config, running_daemon
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
@@ -18,8 +18,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 
-from collector.clock import ManualClock
-from collector.config import Config
 from collector.serve import Daemon
 
 if TYPE_CHECKING:
@@ -39,54 +37,22 @@ thresholds: {trajectory_exact_match: 1.0}
 """
 
 
-class Running:
-    """A started daemon plus helpers to move its clock and read its metrics."""
-
-    def __init__(self, daemon: Daemon, clock: ManualClock, loop: LoopThread) -> None:
-        self.daemon, self.clock, self.loop = daemon, clock, loop
-
-    def complete_traces(self) -> None:
-        """Jump past idle_timeout, let the timer release traces, wait for evaluation."""
-        self.clock.advance(self.daemon.config.assembly.idle_timeout + 0.001)
-
-        async def poke_and_wait() -> None:
-            self.daemon.pipeline.tick()
-            while self.daemon.pipeline.queue_depth:
-                await asyncio.sleep(0.005)
-
-        self.loop.run(poke_and_wait())
-
-    def metric(self, name: str, **labels: str) -> float:
-        return self.daemon.telemetry.registry.get_sample_value(name, labels) or 0.0
-
-    def scrape(self) -> str:
-        url = f"http://127.0.0.1:{self.daemon.admin.port}/metrics"
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return str(response.read().decode())
+def scrape(running: RunningDaemon) -> str:
+    url = f"http://127.0.0.1:{running.daemon.admin.port}/metrics"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return str(response.read().decode())
 
 
 @pytest.fixture
-def running(loop_thread: LoopThread, tmp_path: Path) -> Iterator[Running]:
+def running(loop_thread: LoopThread, tmp_path: Path) -> Iterator[RunningDaemon]:
     (tmp_path / "spec.yaml").write_text(SPEC)
-    config = Config.model_validate(
-        {
-            "receivers": {
-                "otlp": {
-                    "grpc": {"endpoint": "127.0.0.1:0"},
-                    "http": {"endpoint": "127.0.0.1:0"},
-                }
-            },
-            "admin": {"endpoint": "127.0.0.1:0"},
-            "assembly": {"idle_timeout": "5s"},
-            "specs": [str(tmp_path / "spec.yaml")],
-            "outputs": {"results_file": str(tmp_path / "results.jsonl")},
-        }
+    config = daemon_config(
+        assembly={"idle_timeout": "5s"},
+        specs=[str(tmp_path / "spec.yaml")],
+        outputs={"results_file": str(tmp_path / "results.jsonl")},
     )
-    clock = ManualClock(1000.0)
-    daemon = Daemon(config, clock=clock)
-    loop_thread.run(daemon.start())
-    yield Running(daemon, clock, loop_thread)
-    loop_thread.run(daemon.shutdown())
+    with running_daemon(config, loop_thread) as started:
+        yield started
 
 
 def send_agent_run(
@@ -120,7 +86,7 @@ def send_agent_run(
     return trace_id
 
 
-def test_real_exporters_grpc_and_http_reach_metrics(running: Running) -> None:
+def test_real_exporters_grpc_and_http_reach_metrics(running: RunningDaemon) -> None:
     grpc_port, http_port = running.daemon.grpc.port, running.daemon.http.port
     send_agent_run(GrpcExporter(endpoint=f"127.0.0.1:{grpc_port}", insecure=True))
     send_agent_run(
@@ -131,7 +97,7 @@ def test_real_exporters_grpc_and_http_reach_metrics(running: Running) -> None:
 
     running.complete_traces()
 
-    text = running.scrape()
+    text = scrape(running)
     assert 'evald_traces_evaluated_total{agent="support",service="sdk-agent"} 2.0' in text
     assert running.metric("evald_tool_calls_total", service="sdk-agent", tool="refund") == 2
     assert running.metric("evald_tool_errors_total", service="sdk-agent", tool="refund") == 1
@@ -141,7 +107,7 @@ def test_real_exporters_grpc_and_http_reach_metrics(running: Running) -> None:
     assert running.metric("evald_evaluation_score_count", **labels) == 2
 
 
-def test_raw_otlp_json_post_of_a_real_framework_trace(running: Running) -> None:
+def test_raw_otlp_json_post_of_a_real_framework_trace(running: RunningDaemon) -> None:
     body = (GOLDEN / "vercel-ai-sdk" / "correct.jsonl").read_bytes().splitlines()[0]
     request = urllib.request.Request(
         f"http://127.0.0.1:{running.daemon.http.port}/v1/traces",
@@ -155,11 +121,11 @@ def test_raw_otlp_json_post_of_a_real_framework_trace(running: Running) -> None:
     running.complete_traces()
 
     assert running.metric("evald_traces_completed_total", reason="idle") == 1
-    tool_calls = running.scrape().count("evald_tool_calls_total{")
+    tool_calls = scrape(running).count("evald_tool_calls_total{")
     assert tool_calls >= 3  # lookup_invoice, lookup_track, refund
 
 
-def test_nothing_completes_before_idle_timeout(running: Running) -> None:
+def test_nothing_completes_before_idle_timeout(running: RunningDaemon) -> None:
     send_agent_run(GrpcExporter(endpoint=f"127.0.0.1:{running.daemon.grpc.port}", insecure=True))
     running.clock.advance(1.0)
     running.loop.run(_tick(running.daemon))
@@ -171,7 +137,9 @@ async def _tick(daemon: Daemon) -> None:
     daemon.pipeline.tick()
 
 
-def test_results_file_has_always_on_and_spec_results(running: Running, tmp_path: Path) -> None:
+def test_results_file_has_always_on_and_spec_results(
+    running: RunningDaemon, tmp_path: Path
+) -> None:
     trace_id = send_agent_run(
         GrpcExporter(endpoint=f"127.0.0.1:{running.daemon.grpc.port}", insecure=True)
     )
@@ -186,7 +154,7 @@ def test_results_file_has_always_on_and_spec_results(running: Running, tmp_path:
     assert by_evaluator[("sdk-refund", "trajectory_recall")]["score"] == 1.0
 
 
-def test_readyz_is_200_while_running(running: Running) -> None:
+def test_readyz_is_200_while_running(running: RunningDaemon) -> None:
     url = f"http://127.0.0.1:{running.daemon.admin.port}/readyz"
     with urllib.request.urlopen(url, timeout=5) as response:
         assert response.status == 200

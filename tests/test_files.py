@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_decode import json_request, json_span, pb_span, request
+from test_replay import varint
 
 from collector.decode import decode_json, decode_protobuf
 from collector.files import PayloadFormat, TraceFileError, expand_paths, read_payloads
@@ -15,15 +16,6 @@ from collector.files import PayloadFormat, TraceFileError, expand_paths, read_pa
 
 def requests(count: int) -> list[bytes]:
     return [request(pb_span()).SerializeToString() for _ in range(count)]
-
-
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
 
 
 def span_count(path: Path) -> int:

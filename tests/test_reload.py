@@ -183,18 +183,6 @@ def test_the_watcher_lifecycle(loop_thread: LoopThread) -> None:
     assert never == []
 
 
-@pytest.fixture
-def serve_with() -> Iterator[list[Served]]:
-    started: list[Served] = []
-    yield started
-    for served in started:
-        if served.proc.poll() is None:
-            os.killpg(served.proc.pid, signal.SIGTERM)
-        served.proc.wait(30)
-        if served.proc.stderr:
-            served.proc.stderr.close()
-
-
 def read_until(served: Served, text: str) -> str:
     """The daemon's log up to the first line containing ``text`` (the test timeout bounds it)."""
     assert served.proc.stderr is not None
