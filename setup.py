@@ -7,7 +7,7 @@
 Both are optional extensions: without a C compiler the install still succeeds and
 evald runs the same code interpreted (slower; logged at start, and reported by
 ``evald_build_info``). ``EVALD_PURE_PYTHON=1`` skips compiling altogether. ``make
-test`` requires the compiled modules (tests/test_native.py), so CI tests what the
+test`` requires the compiled modules (tests/unit/core/test_native.py), so CI tests what the
 image ships. Why and what was measured: docs/adr/0011-compiled-hot-path.md.
 """
 

@@ -31,12 +31,12 @@ from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector.app import decoder_selector
-from collector.config import Config
+from collector.config.settings import Config
+from collector.core.records import CompletionReason, Span, Trace
 from collector.decode import decode_protobuf
-from collector.files import read_payloads
-from collector.model import CompletionReason, Span, Trace
 from collector.normalize import normalize
+from collector.offline.readers import read_payloads
+from collector.processing.wiring import decoder_selector
 
 ROOT = Path(__file__).resolve().parent.parent
 

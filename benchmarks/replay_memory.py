@@ -34,7 +34,7 @@ def make_file(bench_dir: Path, traces: int, directory: Path) -> Path:
 
 def child(path: Path, scratch: Path) -> None:
     """Replay ``path`` in this process and print the peak RSS and the traces replayed."""
-    from collector.cli import main as evald
+    from collector.cli.command import main as evald
 
     started = time.perf_counter()
     code = evald([

@@ -37,19 +37,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from collector.app import ActiveSpecs, decoder_selector
-from collector.assembly import TraceAssembler
-from collector.clock import ManualClock
-from collector.config import Config
+from collector.assembly.traces import TraceAssembler
+from collector.config.settings import Config
+from collector.core.clock import ManualClock
+from collector.core.records import CompletionReason, Trace
 from collector.decode import decode_protobuf
 from collector.decode.common import DecodedBatch
-from collector.files import read_payloads
-from collector.model import CompletionReason, Trace
 from collector.normalize import normalize
 from collector.normalize.values import parse_json
-from collector.reports.sink import SummarySink
-from collector.reports.summary import RunSummary
-from collector.telemetry import Telemetry
+from collector.offline.readers import read_payloads
+from collector.offline.reports.sink import SummarySink
+from collector.offline.reports.summary import RunSummary
+from collector.processing.wiring import ActiveSpecs, decoder_selector
+from collector.telemetry.registry import Telemetry
 from evaluators.runner import BoundEvaluator, EvaluationRunner, Outcome, bind_always, due
 from evaluators.spec import SpecSet
 from evaluators.trajectory import Trajectory

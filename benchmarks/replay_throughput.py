@@ -40,12 +40,12 @@ from typing import TypeVar
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector.app import decoder_selector
-from collector.config import Config
+from collector.config.settings import Config
 from collector.decode import decode_protobuf
-from collector.files import read_payloads
-from collector.replay import Replayer
-from collector.replay_workers import ReplayJob, run_job
+from collector.offline.readers import read_payloads
+from collector.offline.replay import Replayer
+from collector.offline.workers import ReplayJob, run_job
+from collector.processing.wiring import decoder_selector
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")

@@ -2,6 +2,6 @@
 
 import sys
 
-from collector.cli import main
+from collector.cli.command import main
 
 sys.exit(main())

@@ -21,7 +21,7 @@ from evaluators.trajectory import StepKind, Trajectory
 IDENTIFIER = r"^\S+$"  # ids end up in metric labels and file names: no blanks
 
 # What a spec is matched and evaluated on: one trace's trajectory, or the merged
-# trajectory of a session's turns (``evaluators.session.merge_session``).
+# trajectory of a session's turns (``evaluators.session_merge.merge_session``).
 Scope = Literal["trace", "session"]
 
 

@@ -6,99 +6,46 @@ ordinary blocking clients (the real OpenTelemetry exporters, urllib, grpc channe
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from collector.consumer import ConsumeResult, Overloaded
-from collector.model import Span
-from collector.telemetry import Telemetry
+from collector.core import interpreted
+
+# An edited normalizer or walker not yet rebuilt: test the edit, interpreted (this
+# process and the evald processes tests start), rather than the old compiled code.
+STALE_SOURCES = interpreted.stale_sources()
+if STALE_SOURCES:
+    os.environ[interpreted.ENVIRONMENT_VARIABLE] = "1"
+    interpreted.install()
+
+from support.loop import LoopThread, T  # noqa: E402 - after the choice of build
+from support.recording import RecordingConsumer  # noqa: E402
+
+from collector.telemetry.registry import Telemetry  # noqa: E402
 
 if TYPE_CHECKING:
-    from test_cli import Served
-
-T = TypeVar("T")
-CALL_TIMEOUT_S = 10.0
+    from support.serve_process import Served
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Refuse to test stale compiled modules: they shadow their edited sources."""
-    from collector.native import compiled_normalizer, stale_extensions
-
-    compiled_normalizer()  # imports the compiled modules, so they can be checked
-    stale = stale_extensions()
-    if stale:
-        pytest.exit(
-            "compiled modules are older than their sources, tests would run the old code: "
-            f"{', '.join(stale)}; rebuild with `make` or `pip install -e .`",
-            returncode=2,
-        )
-
-
-class LoopThread:
-    """An asyncio loop running in a daemon thread; ``run`` waits for a coroutine."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="test-loop")
-        self._thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float = CALL_TIMEOUT_S) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def close(self) -> None:
-        """Tear down like ``asyncio.run``: cancel what is left, then close the loop."""
-        self.run(_cancel_other_tasks())
-        self.run(self.loop.shutdown_asyncgens())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(CALL_TIMEOUT_S)
-        self.loop.run_until_complete(self.loop.shutdown_default_executor())
-        self.loop.close()
-
-
-async def _cancel_other_tasks() -> None:
-    # E.g. a connection accepted while its server shut down: cancelling its task closes it.
-    tasks = asyncio.all_tasks() - {asyncio.current_task()}
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if not STALE_SOURCES:
+        return []
+    names = ", ".join(
+        str(path.relative_to(interpreted.PACKAGE_ROOT.parent)) for path in STALE_SOURCES
+    )
+    return [
+        f"WARNING: compiled modules are older than their sources ({names}): "
+        "testing the interpreted code; `make` rebuilds them (make test always does)"
+    ]
 
 
 class Component(Protocol):
     async def start(self) -> None: ...
     async def shutdown(self, grace: float) -> None: ...
-
-
-class RecordingConsumer:
-    """A ``SpanConsumer`` that keeps spans, and can refuse or reject on request.
-
-    ``overloaded``: how many next calls raise ``Overloaded``; ``reject_names``: spans
-    with these names are rejected (partial success); ``crash``: raise a bug.
-    """
-
-    def __init__(self) -> None:
-        self.spans: list[Span] = []
-        self.calls = 0
-        self.overloaded = 0
-        self.reject_names: frozenset[str] = frozenset()
-        self.crash = False
-
-    def consume(self, spans: Sequence[Span]) -> ConsumeResult:
-        self.calls += 1
-        if self.crash:
-            raise RuntimeError("consumer bug")
-        if self.overloaded:
-            self.overloaded -= 1
-            raise Overloaded("evaluation queue full")
-        kept = [span for span in spans if span.name not in self.reject_names]
-        self.spans.extend(kept)
-        rejected = len(spans) - len(kept)
-        return ConsumeResult(len(kept), rejected, "trace over its span limit" if rejected else "")
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 from collections.abc import Callable
 
-from collector.model import Span
+from collector.core.records import Span
 
 class Unusual(Exception): ...
 

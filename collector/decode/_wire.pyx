@@ -3,7 +3,7 @@
 
 Why: reading a parsed upb message from Python costs ~0.1-0.5 µs per field access,
 about 25 per span; this walk reads the same wire bytes directly and creates only
-the Python objects the records hold (docs/adr/0011-native-decoder.md).
+the Python objects the records hold (docs/adr/0011-compiled-hot-path.md).
 
 Contract, relied on by ``collector.decode.protobuf``:
 
@@ -29,7 +29,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object)
     void* PyUnicode_DATA(object)
 
-from collector.model import Resource, Span, SpanEvent
+from collector.core.records import Resource, Span, SpanEvent
 
 cdef enum:
     VARINT = 0

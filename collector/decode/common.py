@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from collector.model import Span
+from collector.core.records import Span
 
 TRACE_ID_BYTES = 16
 SPAN_ID_BYTES = 8

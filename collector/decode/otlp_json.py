@@ -1,7 +1,7 @@
 """OTLP/JSON (``application/json``, the Collector file exporter) → ``Span`` records.
 
-OTLP/JSON is the proto3 JSON mapping with deviations (opentelemetry-proto
-``docs/specification.md``): ids are hex strings, enums are integers, 64-bit
+OTLP/JSON is the proto3 JSON mapping with deviations (the opentelemetry-proto
+repository's specification): ids are hex strings, enums are integers, 64-bit
 integers may be strings or numbers, unknown fields are ignored. The document is
 walked directly into ``Span`` records; nothing is converted twice.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from collector.core.records import AttrValue, Resource, Span, SpanEvent
 from collector.decode.common import (
     KEEP_ALL,
     SPAN_ID_BYTES,
@@ -25,7 +26,6 @@ from collector.decode.common import (
     DecodedBatch,
     DecodeError,
 )
-from collector.model import AttrValue, Resource, Span, SpanEvent
 
 _ZERO_TRACE_ID = bytes(TRACE_ID_BYTES)
 _ZERO_SPAN_ID = bytes(SPAN_ID_BYTES)

@@ -3,8 +3,8 @@
 upb parses (and so validates) every payload. The records are then read from the
 wire bytes by the compiled walker ``collector.decode._wire`` when it is built (the
 normal install), else, and for the rare shapes it leaves to upb, from the parsed
-upb message. Both give the same records (``tests/test_decode_native.py``); the
-walker is ~6x faster (docs/adr/0011-native-decoder.md). Either way each attribute
+upb message. Both give the same records (``tests/unit/decode/test_decode_native.py``); the
+walker is ~6x faster (docs/adr/0011-compiled-hot-path.md). Either way each attribute
 value the selector does not want is never turned into a Python object.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from collector.core.records import AttrValue, Resource, Span, SpanEvent
 from collector.decode.common import (
     KEEP_ALL,
     SPAN_ID_BYTES,
@@ -26,7 +27,6 @@ from collector.decode.common import (
     DecodedBatch,
     DecodeError,
 )
-from collector.model import AttrValue, Resource, Span, SpanEvent
 
 _wire: ModuleType | None
 try:

@@ -6,8 +6,8 @@ LangSmith, Google ADK, Strands, and user ``Mappings``). ``ATTRIBUTE_SELECTOR``
 lists every span attribute it reads, so the decoder can skip the rest.
 """
 
+from collector.normalize.attribute_keys import ATTRIBUTE_SELECTOR
 from collector.normalize.build import normalize, session_key
 from collector.normalize.mappings import Mappings, ToolSpanRule
-from collector.normalize.selector import ATTRIBUTE_SELECTOR
 
 __all__ = ["ATTRIBUTE_SELECTOR", "Mappings", "ToolSpanRule", "normalize", "session_key"]

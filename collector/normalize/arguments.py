@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from collector.model import AttrValue
+from collector.core.records import AttrValue
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _WRAPPER_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})

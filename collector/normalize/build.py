@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from collector.model import Span, Trace
+from collector.core.records import Span, Trace
 from collector.normalize import conventions
 from collector.normalize.detect import classify
 from collector.normalize.errors import status_error
 from collector.normalize.join import LlmCall, join, unexecuted
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
-from collector.normalize.session import session_id
+from collector.normalize.session_id import session_id
 from collector.normalize.steps import (
     agent_name,
     llm_step,

@@ -7,7 +7,7 @@ trace, so it avoids asking seven modules in turn), then the family decides.
 
 from __future__ import annotations
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.conventions import (
     adk,
     genai,

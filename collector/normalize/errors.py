@@ -8,7 +8,7 @@ default): the message is whatever the span says, never invented.
 
 from __future__ import annotations
 
-from collector.model import Span, StatusCode
+from collector.core.records import Span, StatusCode
 from collector.normalize.values import text
 
 ERROR_TYPE = "error.type"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.arguments import Arguments
 from collector.normalize.messages import RequestedCall
 from collector.normalize.tools import ToolDraft

@@ -11,8 +11,8 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from collector.core.records import Span
 from collector.decode.common import AttributeSelector
-from collector.model import Span
 
 
 class ToolSpanRule(BaseModel):

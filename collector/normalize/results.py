@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from collector.model import AttrValue
+from collector.core.records import AttrValue
 from collector.normalize.messages import text_of_content
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.arguments import bind
 from collector.normalize.conventions import genai, langsmith, openinference, traceloop, vercel
 from collector.normalize.errors import span_error

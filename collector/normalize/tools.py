@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from collector.model import AttrValue, Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import Arguments, parse_arguments
 from collector.normalize.conventions import (
     adk,

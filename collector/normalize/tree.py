@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from collector.model import Span
+from collector.core.records import Span
 
 _NO_CHILDREN: list[int] = []
 

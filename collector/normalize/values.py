@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
-from collector.model import AttrValue, Span
+from collector.core.records import AttrValue, Span
 
 INVALID: Final = object()
 """Returned by ``parse_json`` when the text is not JSON (distinct from JSON ``null``)."""

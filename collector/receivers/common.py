@@ -14,11 +14,11 @@ from collections.abc import Callable
 from enum import Enum
 from typing import NamedTuple
 
-from collector.clock import Clock, MonotonicClock
-from collector.consumer import ConsumeResult, Overloaded, SpanConsumer
+from collector.core.clock import Clock, MonotonicClock
 from collector.decode import AttributeSelector, DecodedBatch, DecodeError
-from collector.feedback import without_own_output
-from collector.telemetry import Telemetry
+from collector.receivers.handoff import ConsumeResult, Overloaded, SpanConsumer
+from collector.receivers.own_output import without_own_output
+from collector.telemetry.registry import Telemetry
 
 Decoder = Callable[[bytes, AttributeSelector], DecodedBatch]
 

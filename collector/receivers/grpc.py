@@ -23,13 +23,13 @@ from typing import Any, NoReturn
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from collector.config import OtlpReceivers
-from collector.consumer import SpanConsumer
+from collector.config.settings import OtlpReceivers
 from collector.decode import AttributeSelector, decode_protobuf
 from collector.receivers.common import ExportError, Ingest, Refusal
 from collector.receivers.encoding import export_response, retry_info, rpc_status
+from collector.receivers.handoff import SpanConsumer
 from collector.receivers.security import ReceiverSecurity
-from collector.telemetry import Telemetry
+from collector.telemetry.registry import Telemetry
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 METHOD = "Export"

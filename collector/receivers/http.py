@@ -15,14 +15,14 @@ from enum import Enum
 
 from aiohttp import web
 
-from collector.config import OtlpReceivers
-from collector.consumer import SpanConsumer
+from collector.config.settings import OtlpReceivers
 from collector.decode import AttributeSelector, decode_json, decode_protobuf
 from collector.receivers.common import Decoder, ExportError, Ingest, PartialSuccess, Refusal
 from collector.receivers.encoding import export_response, status_body
+from collector.receivers.handoff import SpanConsumer
 from collector.receivers.lifecycle import WebServer
 from collector.receivers.security import ReceiverSecurity
-from collector.telemetry import Telemetry
+from collector.telemetry.registry import Telemetry
 
 TRACES_PATH = "/v1/traces"
 

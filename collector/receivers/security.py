@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 from pydantic import SecretStr
 
-from collector.config import OtlpReceivers, ReceiverAuth, ReceiverTls
+from collector.config.settings import OtlpReceivers, ReceiverAuth, ReceiverTls
 
 _BEARER = "Bearer "
 

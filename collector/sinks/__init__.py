@@ -15,7 +15,7 @@ through ``write_to`` / ``write_more``, which fall back to ``write``:
   already written (an LLM judge answering later); per-trace facts are not counted
   again.
 - ``write_session(trajectory, outcomes)``: the outcomes of a ``scope: session`` spec
-  on a session's merged trajectory (``evaluators.session``). Its turns were each
+  on a session's merged trajectory (``evaluators.session_merge``). Its turns were each
   written as traces already, so, as for ``write_outcomes`` (the fallback), only
   the outcomes count, never trajectory facts; ``session_turns(trajectory)`` tells
   such a trajectory apart. Callers go through ``write_session_to``.
@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from collector.model import Trace
+from collector.core.records import Trace
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 

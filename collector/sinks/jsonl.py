@@ -17,7 +17,7 @@ from typing import Any
 from collector.sinks.rotating import RotatingFile
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
-from evaluators.session import session_trace_ids, session_turns
+from evaluators.session_merge import session_trace_ids, session_turns
 from evaluators.trajectory import Trajectory
 
 _SCALARS = (str, int, float, bool)

@@ -17,7 +17,7 @@ from typing import Any
 
 from prometheus_client.metrics import MetricWrapperBase
 
-from collector.telemetry import Telemetry
+from collector.telemetry.registry import Telemetry
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
 from evaluators.trajectory import StepKind, Trajectory

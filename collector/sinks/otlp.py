@@ -14,7 +14,7 @@ and, for judges, ``write_outcomes``) take the same forms in the session's last
 turn, marked as session results (``otlp_records.session_attributes``).
 
 Everything leaves from resource ``service.name=evald``, ``evald.output=…`` (see
-``collector.feedback``) so evald's receivers drop it if it ever comes back.
+``collector.receivers.own_output``) so evald's receivers drop it if it ever comes back.
 Writes never block: export is batched on the SDK's threads (``otlp_export``).
 """
 
@@ -29,10 +29,10 @@ from opentelemetry.sdk.resources import Resource as SdkResource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-from collector.config import OtlpOutput
-from collector.feedback import EVALUATION_OUTPUT, OUTPUT_ATTRIBUTE, SCOPE_NAME
-from collector.model import Trace
-from collector.native import installed_version
+from collector.config.settings import OtlpOutput
+from collector.core.build_info import installed_version
+from collector.core.records import Trace
+from collector.receivers.own_output import EVALUATION_OUTPUT, OUTPUT_ATTRIBUTE, SCOPE_NAME
 from collector.sinks.otlp_export import Channel, log_channel, span_channel
 from collector.sinks.otlp_records import (
     evaluation_log_records,
@@ -41,7 +41,7 @@ from collector.sinks.otlp_records import (
     session_attributes,
     summary_attributes,
 )
-from collector.telemetry import Telemetry
+from collector.telemetry.registry import Telemetry
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 

@@ -35,8 +35,8 @@ from opentelemetry.sdk._logs.export import (
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
-from collector.config import OtlpOutput
-from collector.telemetry import Telemetry
+from collector.config.settings import OtlpOutput
+from collector.telemetry.registry import Telemetry
 
 # The part of a close's budget kept for stopping the SDK's batch processor after the
 # flush (a gRPC export returns at once once its exporter is closed; an HTTP request in

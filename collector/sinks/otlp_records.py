@@ -28,12 +28,12 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace.status import Status, StatusCode
 
-from collector.feedback import FORWARDED_OUTPUT, OUTPUT_ATTRIBUTE
-from collector.model import Resource, Span, SpanEvent, Trace
+from collector.core.records import Resource, Span, SpanEvent, Trace
+from collector.receivers.own_output import FORWARDED_OUTPUT, OUTPUT_ATTRIBUTE
 from collector.sinks.metrics import outcome_label
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
-from evaluators.session import session_trace_ids, session_turns
+from evaluators.session_merge import session_trace_ids, session_turns
 from evaluators.trajectory import Trajectory
 
 EVENT_NAME = "gen_ai.evaluation.result"

@@ -2,7 +2,7 @@
 # ruff: noqa: E501, PLR0917
 """Writes grafana/dashboards/evald.json (run after changing the panels below).
 
-Kept as code so panels stay consistent; tests/test_deploy.py checks that the
+Kept as code so panels stay consistent; tests/unit/deploy/test_deploy.py checks that the
 committed JSON is what this script writes and that every metric it queries exists.
 """
 

@@ -1,6 +1,6 @@
 """How one named judge is reached and bounded: the ``judges.endpoints.<name>`` config block.
 
-The model is shared by the daemon's config (``collector.config`` refines the
+The model is shared by the daemon's config (``collector.config.settings`` refines the
 duration fields to accept ``5s`` / ``500ms``) and by library users, who build it
 directly with seconds. The API key never lives in the config: ``api_key_env``
 names an environment variable and ``api_key_file`` a file holding it; the key is

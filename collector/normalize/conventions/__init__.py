@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeAlias
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.conventions import (
     adk,
     genai,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested, text_of
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, structured

@@ -8,7 +8,7 @@ e.g. Strands with ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``).
 
 from __future__ import annotations
 
-from collector.model import AttrValue, Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,

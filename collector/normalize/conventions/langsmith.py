@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from collector.model import AttrValue, Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,

@@ -10,7 +10,7 @@ Event attributes are always decoded whole, so no selector keys are needed here.
 
 from __future__ import annotations
 
-from collector.model import AttrValue, Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.conventions import genai
 from collector.normalize.messages import RequestedCall, requested, text_of_content
 from collector.normalize.values import INVALID, as_list, event_attribute, structured, text

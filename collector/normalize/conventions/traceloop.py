@@ -8,7 +8,7 @@ on LLM spans marked by ``llm.request.type``; those are read too.
 
 from __future__ import annotations
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.messages import RequestedCall, requested
 from collector.normalize.roles import Role
 from collector.normalize.values import json_ready, text

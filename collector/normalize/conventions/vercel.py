@@ -9,7 +9,7 @@ resolution (observed), so ordering ties are common and broken by tree order.
 
 from __future__ import annotations
 
-from collector.model import Span
+from collector.core.records import Span
 from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, as_list, structured, text

@@ -1,0 +1,162 @@
+"""The ``evald`` command: ``serve``, ``check``, ``replay``, ``compare``, ``evaluator``.
+
+Exit codes: 0 success (replay: every gate check held); 1 a gate check failed
+(replay), the config/specs are invalid (check, serve) or an evaluator failed
+its check (evaluator check); 2 usage or input errors (replay, compare: also a
+bad config or spec, unreadable or corrupt input with ``--strict``; evaluator:
+bad name, missing file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from collector.cli import compare as cli_compare
+from collector.cli import evaluator as cli_evaluator
+from collector.cli import replay as cli_replay
+from collector.config.settings import Config, ConfigError, load_config
+from collector.offline.compare import CompareInputError
+from collector.offline.readers import TraceFileError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+DEFAULT_CONFIG_ENV = "EVALD_CONFIG"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evald", description="Evaluate AI agents from their OpenTelemetry traces."
+    )
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+        default="INFO",
+        help="DEBUG, INFO, WARNING, ERROR",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the daemon (OTLP receivers, /metrics)")
+    _config_option(serve)
+
+    check = commands.add_parser("check", help="validate the config and its spec files")
+    _config_option(check)
+    _spec_option(check)
+
+    replay = commands.add_parser(
+        "replay",
+        help="evaluate trace files offline; reports and a CI gate",
+        description="Evaluate trace files through the daemon's pipeline. Exit code 0: every "
+        "gate check held; 1: a check failed (a result missed its threshold, an evaluator "
+        "error, or a --fail-under bound); 2: usage or input error.",
+    )
+    _config_option(replay)
+    _spec_option(replay)
+    cli_replay.add_arguments(replay)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two replay runs (or two groups of one) item by item",
+        description="Per-item wins/ties/losses, preference ratios with Wilson 95% intervals "
+        "and a two-sided exact binomial p-value, per spec and evaluator.",
+    )
+    cli_compare.add_arguments(compare)
+
+    evaluator = commands.add_parser(
+        "evaluator",
+        help="scaffold a custom evaluator, or validate one",
+        description="`new NAME` writes a working evaluator file from a template; "
+        "`check FILE[:Class]` validates it and prints its criteria/config JSON Schema. "
+        "Exit code 0: OK; 1: the evaluator has problems; 2: usage error.",
+    )
+    cli_evaluator.add_arguments(evaluator)
+    return parser
+
+
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=os.environ.get(DEFAULT_CONFIG_ENV),
+        help=f"config file (default: ${DEFAULT_CONFIG_ENV}, else built-in defaults)",
+    )
+
+
+def _spec_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--spec",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="spec file or glob to use instead of the config's `specs` (repeatable)",
+    )
+
+
+def _load(args: argparse.Namespace) -> Config:
+    config = load_config(args.config)
+    specs = getattr(args, "spec", None)
+    if specs:
+        config = config.model_copy(update={"specs": [str(Path(spec).resolve()) for spec in specs]})
+    return config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    from evaluators.spec import SpecError  # noqa: PLC0415 - keeps `--help` fast
+
+    try:
+        if args.command == "compare":
+            return cli_compare.run(args)
+        if args.command == "evaluator":
+            return cli_evaluator.run(args)
+        config = _load(args)
+        if args.command == "serve":
+            return _serve(config)
+        if args.command == "check":
+            return _check(config)
+        return cli_replay.run(config, args)
+    except (ConfigError, SpecError) as exc:
+        print(f"evald: {exc}", file=sys.stderr)
+        return EXIT_FAILED if args.command != "replay" else EXIT_USAGE
+    except (TraceFileError, cli_replay.ReplayError, CompareInputError) as exc:
+        print(f"evald: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`evald check | head -1`): stop quietly, as Unix tools
+        # do. stdout now points at /dev/null so the flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
+
+
+def _serve(config: Config) -> int:
+    from collector.daemon.serve import run_daemon  # noqa: PLC0415 - servers load only when serving
+
+    return asyncio.run(run_daemon(config))
+
+
+def _check(config: Config) -> int:
+    from evaluators.spec import load_specs  # noqa: PLC0415
+
+    specs = load_specs(config.spec_paths(), judges=tuple(config.judges.endpoints))
+    print(f"config OK: {len(specs)} spec(s) loaded")
+    for spec in specs:
+        names = ", ".join(bound.id for bound in spec.bound)
+        cases = f" (dataset: {spec.cases} items)" if spec.dataset is not None else ""
+        print(f"  {spec.id}: {names}{cases}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

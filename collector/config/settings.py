@@ -1,0 +1,373 @@
+"""The daemon's configuration: typed models validated at start-up.
+
+Every key has a default (mirrored in ``config/evald.yaml``) and is documented in the
+README. Unknown keys and bad values fail start-up with a message naming the file
+and the key. Durations accept ``500ms``, ``5s``, ``2m``, ``1h`` or a number of
+seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from collector.normalize.mappings import Mappings
+from evaluators.judges.settings import JudgeSettings
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_SIZE = re.compile(r"^\s*(\d+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$")
+_SIZE_UNITS = {
+    None: 1, "B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2,
+    "MiB": 1024**2, "GB": 1000**3, "GiB": 1024**3,
+}  # fmt: skip
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from ``500ms`` / ``5s`` / ``2m`` / ``1h`` / a number."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 500ms, 5s or 2m")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"invalid duration {value!r}: use e.g. 500ms, 5s, 2m")
+        seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    if seconds < 0:
+        raise ValueError("a duration cannot be negative")
+    return seconds
+
+
+def parse_size(value: object) -> int:
+    """Bytes from ``64MiB`` / ``512KiB`` / a number."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as 4MiB")
+    if isinstance(value, int):
+        size = value
+    else:
+        match = _SIZE.match(str(value))
+        if not match:
+            raise ValueError(f"invalid size {value!r}: use e.g. 512KiB, 64MiB")
+        size = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    if size <= 0:
+        raise ValueError("a size must be positive")
+    return size
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Size = Annotated[int, BeforeValidator(parse_size)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def split_host_port(endpoint: str) -> tuple[str, int]:
+    """``(host, port)`` from ``host:port`` (``[::1]:4317`` and port 0 allowed)."""
+    host, _, port = endpoint.rpartition(":")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _check_endpoint(value: str) -> str:
+    _, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"endpoint {value!r} must be host:port")
+    return value
+
+
+HostPort = Annotated[str, AfterValidator(_check_endpoint)]
+
+
+def _check_url(value: str) -> str:
+    scheme, sep, rest = value.partition("://")
+    if scheme not in ("http", "https") or not sep or not rest.strip("/"):
+        raise ValueError(f"endpoint {value!r} must be a URL such as http://host:4317")
+    return value
+
+
+class Listener(_Section):
+    enabled: bool = True
+    endpoint: HostPort
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        return split_host_port(self.endpoint)
+
+
+class ReceiverTls(_Section):
+    """TLS on both OTLP receivers; files are PEM, relative paths from the config file."""
+
+    cert_file: Path = Field(description="server certificate chain")
+    key_file: Path = Field(description="its private key")
+    client_ca_file: Path | None = Field(
+        default=None, description="set: clients must present a certificate signed by it (mTLS)"
+    )
+
+
+class ReceiverAuth(_Section):
+    """Bearer-token authentication on both OTLP receivers; the token never lives here."""
+
+    bearer_token_env: str | None = Field(default=None, description="variable holding the token")
+    bearer_token_file: Path | None = Field(default=None, description="file holding the token")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReceiverAuth:
+        if self.bearer_token_env is not None and self.bearer_token_file is not None:
+            raise ValueError("give bearer_token_env or bearer_token_file, not both")
+        return self
+
+
+class OtlpReceivers(_Section):
+    grpc: Listener = Listener(endpoint="0.0.0.0:4317")
+    http: Listener = Listener(endpoint="0.0.0.0:4318")
+    tls: ReceiverTls | None = Field(default=None, description="null: plaintext")
+    auth: ReceiverAuth = ReceiverAuth()
+    max_request_size: Size = Field(
+        default=64 * 1024**2, description="largest request body after decompression"
+    )
+    max_attribute_value_size: Size = Field(
+        default=256 * 1024, description="longer string attribute values are truncated"
+    )
+    retry_after: Duration = Field(default=1.0, description="Retry-After sent when overloaded")
+
+
+class Receivers(_Section):
+    otlp: OtlpReceivers = OtlpReceivers()
+
+
+class Admin(_Section):
+    endpoint: HostPort = "0.0.0.0:9464"
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        return split_host_port(self.endpoint)
+
+
+class Assembly(_Section):
+    idle_timeout: Duration = 5.0
+    max_trace_age: Duration = 60.0
+    max_traces: int = Field(default=50_000, gt=0)
+    max_spans_per_trace: int = Field(default=10_000, gt=0)
+    max_spans: int = Field(default=1_000_000, gt=0)
+    decided_traces_memory: int = Field(
+        default=100_000, ge=0, description="completed trace ids remembered to spot late spans"
+    )
+
+
+class Pipeline(_Section):
+    queue_size: int = Field(
+        default=10_000, gt=0, description="completed traces awaiting evaluation"
+    )
+
+
+class Sessions(_Section):
+    """Multi-turn sessions for ``scope: session`` specs (``collector.assembly.sessions``).
+
+    A session (the turns sharing a service and a session id) is evaluated once it
+    had no new turn for ``idle_timeout``, reached ``max_age`` or ``max_turns``, or
+    must make room (``max_sessions``, ``max_held_turns``: the oldest go first).
+    """
+
+    idle_timeout: Duration = Field(
+        default=900.0, gt=0, description="quiet time after the last turn before evaluation"
+    )
+    max_age: Duration = Field(default=3600.0, gt=0, description="evaluated at this age anyway")
+    max_turns: int = Field(default=100, gt=0, description="evaluated when it has this many turns")
+    max_sessions: int = Field(default=10_000, gt=0, description="open sessions; beyond: evicted")
+    max_held_turns: int = Field(
+        default=100_000, gt=0, description="turns held across open sessions; beyond: evicted"
+    )
+
+    @model_validator(mode="after")
+    def _one_session_fits(self) -> Sessions:
+        if self.max_turns > self.max_held_turns:
+            raise ValueError("max_turns must not exceed max_held_turns")
+        return self
+
+
+class Evaluation(_Section):
+    always: list[str] = Field(
+        default_factory=lambda: ["latency", "failure"],
+        description="evaluators run on every trace, without a spec",
+    )
+    timeout: Duration = Field(
+        default=10.0,
+        gt=0,
+        description="longest a plug-in evaluator may take on one trace (it runs on its "
+        "own thread); past it the result is an error and evaluation moves on",
+    )
+
+
+class Rotation(_Section):
+    """Size-based rotation of the live result files (like the Collector's file exporter)."""
+
+    max_size: Size | None = Field(
+        default=100 * 1024**2, description="rotate a file before it would exceed this; null: never"
+    )
+    max_backups: int = Field(default=5, ge=0, description="rotated files kept: FILE.1 … FILE.N")
+
+
+class OtlpOutput(_Section):
+    """Evaluation results (and optionally the evaluated spans) sent over OTLP."""
+
+    endpoint: Annotated[str, AfterValidator(_check_url)] | None = Field(
+        default=None, description="http(s)://host:port of the backend; null: off"
+    )
+    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    compression: Literal["none", "gzip"] = "none"
+    timeout: Duration = Field(default=10.0, gt=0, description="per export, retries included")
+    max_queue_size: int = Field(default=2048, gt=0, description="per signal; beyond: dropped")
+    max_export_batch_size: int = Field(default=512, gt=0)
+    schedule_delay: Duration = Field(default=1.0, gt=0, description="how long a batch may wait")
+    evaluation_spans: bool = True
+    log_records: bool = False
+    forward_spans: bool = False
+
+    @model_validator(mode="after")
+    def _batch_fits_queue(self) -> OtlpOutput:
+        if self.max_export_batch_size > self.max_queue_size:
+            raise ValueError("max_export_batch_size must not exceed max_queue_size")
+        return self
+
+
+class Outputs(_Section):
+    results_file: Path | None = None
+    trajectories_file: Path | None = None
+    rotation: Rotation = Rotation()
+    otlp: OtlpOutput = OtlpOutput()
+
+
+class TelemetrySettings(_Section):
+    label_value_limit: int = Field(
+        default=200, gt=0, description="distinct values per traffic-derived metric label"
+    )
+
+
+class JudgeEndpoint(JudgeSettings):
+    """``judges.endpoints.<name>``: an OpenAI-compatible endpoint + model and its limits
+    (``evaluators.judges.settings.JudgeSettings``), durations written ``5s`` / ``500ms``."""
+
+    timeout: Duration = Field(default=60.0, gt=0, description="per HTTP attempt")
+    backoff_initial: Duration = Field(default=0.5, gt=0)
+    backoff_max: Duration = Field(default=30.0, gt=0)
+
+
+JudgeName = Annotated[str, Field(pattern=r"^\S+$")]
+
+
+class Judges(_Section):
+    """LLM judges referenced by name from spec entries (``judge: default``)."""
+
+    endpoints: dict[JudgeName, JudgeEndpoint] = Field(default_factory=dict)
+    queue_size: int = Field(
+        default=100, gt=0, description="judge evaluations waiting; beyond: shed and counted"
+    )
+    cache_size: int = Field(default=100_000, ge=0, description="replies kept in memory")
+    cache_file: Path | None = Field(
+        default=None, description="JSON lines; replies persist across runs (relative to config)"
+    )
+    drain_timeout: Duration = Field(
+        default=5.0, description="on shutdown, time for pending judge calls to finish"
+    )
+
+    def cache_path(self, base_dir: Path) -> Path | None:
+        if self.cache_file is None or self.cache_file.is_absolute():
+            return self.cache_file
+        return base_dir / self.cache_file
+
+
+class Shutdown(_Section):
+    grace: Duration = 10.0
+
+
+class Normalization(_Section):
+    """How spans become trajectories beyond the built-in conventions."""
+
+    mappings: Mappings | None = Field(
+        default=None, description="attribute names of an in-house convention"
+    )
+
+
+class Config(_Section):
+    """The whole daemon configuration (``config/evald.yaml``)."""
+
+    receivers: Receivers = Receivers()
+    admin: Admin = Admin()
+    assembly: Assembly = Assembly()
+    pipeline: Pipeline = Pipeline()
+    sessions: Sessions = Sessions()
+    specs: list[str] = Field(default_factory=list, description="spec files or globs")
+    specs_watch_interval: Duration = Field(
+        default=2.0, description="poll spec and dataset files for changes; 0: SIGHUP only"
+    )
+    normalization: Normalization = Normalization()
+    evaluation: Evaluation = Evaluation()
+    outputs: Outputs = Outputs()
+    telemetry: TelemetrySettings = TelemetrySettings()
+    judges: Judges = Judges()
+    shutdown: Shutdown = Shutdown()
+    base_dir: Path = Field(default=Path("."), exclude=True, description="set from the file")
+
+    def spec_paths(self) -> list[Path]:
+        """Spec files named by ``specs``, globs expanded, relative to the config file."""
+        paths: list[Path] = []
+        for pattern in self.specs:
+            candidate = Path(pattern)
+            if not candidate.is_absolute():
+                candidate = self.base_dir / candidate
+            if any(ch in pattern for ch in "*?["):
+                paths.extend(Path(match) for match in sorted(glob.glob(str(candidate))))
+            else:
+                paths.append(candidate)
+        return paths
+
+
+class ConfigError(Exception):
+    """The config file is unreadable or invalid; the message names file and key."""
+
+
+def format_validation_error(source: str, error: ValidationError) -> str:
+    """One line per problem: ``source: dotted.key: message``."""
+    lines = []
+    for item in error.errors():
+        location = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        lines.append(f"{source}: {location}: {item['msg']}")
+    return "\n".join(lines)
+
+
+def load_config(path: Path | None) -> Config:
+    """Load and validate a config file; ``None`` gives the built-in defaults.
+
+    Raises ``ConfigError`` naming the file and the offending keys.
+    """
+    if path is None:
+        return Config()
+    try:
+        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    try:
+        return Config.model_validate({**raw, "base_dir": path.parent})
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(str(path), exc)) from exc

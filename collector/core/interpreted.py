@@ -1,0 +1,73 @@
+"""Running the interpreted code where compiled modules are installed.
+
+``EVALD_INTERPRETED=1`` in the environment (read when ``collector`` is first imported)
+makes this process and its children ignore the compiled modules (setup.py): the
+normalizer is imported from its ``.py`` sources and the decoder falls back to upb.
+Results are the same, only slower. Uses: comparing the two builds, and a local test
+run on an edited normalizer before it is rebuilt (``tests/conftest.py`` sets it when a
+compiled module is older than its source, rather than testing the old code).
+
+This module imports nothing from ``collector``: it must run before the compiled
+modules are first imported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Sequence
+from importlib.abc import MetaPathFinder
+from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec
+from pathlib import Path
+from types import ModuleType
+
+ENVIRONMENT_VARIABLE = "EVALD_INTERPRETED"
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+NORMALIZER = "collector.normalize"
+WALKER = "collector.decode._wire"
+
+
+def requested() -> bool:
+    """True when the environment asks for the interpreted code."""
+    return os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")
+
+
+def stale_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
+    """Sources under ``root`` (the ``collector`` folder) that are newer than the
+    compiled module built from them, found on disk without importing anything."""
+    stale = []
+    for suffix in EXTENSION_SUFFIXES:
+        for compiled in sorted(root.rglob(f"*{suffix}")):
+            stem = compiled.name[: -len(suffix)]
+            for source in (compiled.with_name(stem + ".py"), compiled.with_name(stem + ".pyx")):
+                if source.exists() and source.stat().st_mtime > compiled.stat().st_mtime:
+                    stale.append(source)
+    return stale
+
+
+class SourceFirstFinder(MetaPathFinder):
+    """Finds the normalizer's ``.py`` sources before its compiled modules, and refuses
+    the compiled walker (the decoder then uses upb, as without a compiler)."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname == WALKER:
+            raise ModuleNotFoundError(f"{WALKER} disabled by {ENVIRONMENT_VARIABLE}", name=fullname)
+        if fullname != NORMALIZER and not fullname.startswith(NORMALIZER + "."):
+            return None
+        location = PACKAGE_ROOT.parent.joinpath(*fullname.split("."))
+        if (location / "__init__.py").exists():
+            return importlib.util.spec_from_file_location(
+                fullname, location / "__init__.py", submodule_search_locations=[str(location)]
+            )
+        source = location.with_suffix(".py")
+        return importlib.util.spec_from_file_location(fullname, source) if source.exists() else None
+
+
+def install() -> None:
+    """Puts ``SourceFirstFinder`` first in ``sys.meta_path`` (once)."""
+    import sys  # noqa: PLC0415
+
+    if not any(isinstance(finder, SourceFirstFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, SourceFirstFinder())

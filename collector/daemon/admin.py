@@ -1,0 +1,69 @@
+"""The admin endpoint: ``/metrics``, ``/healthz``, ``/readyz`` (default port 9464).
+
+``/metrics`` serves the Prometheus text format, or OpenMetrics when the scraper's
+``Accept`` asks for it (exemplars need OpenMetrics), gzip-compressed when the
+scraper accepts it. ``/healthz`` answers 200 while the process serves at all;
+``/readyz`` answers 200 only while ``ready()`` is true (the daemon flips it after
+start-up and before shutdown), else 503.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiohttp import web
+from prometheus_client.exposition import choose_encoder
+
+from collector.config.settings import Admin
+from collector.receivers.lifecycle import WebServer
+from collector.telemetry.registry import Telemetry
+
+
+class AdminServer:
+    """Serves the admin endpoints on ``config.endpoint`` in the running event loop.
+
+    Lifecycle: ``start`` binds (port 0 allowed, see ``port``); ``shutdown(grace)``
+    stops accepting and drains in-flight requests; safe before ``start`` and twice.
+    ``ready`` is called on every ``/readyz`` request and must be cheap and thread-safe.
+    """
+
+    def __init__(self, config: Admin, telemetry: Telemetry, ready: Callable[[], bool]) -> None:
+        self._registry = telemetry.registry
+        self._ready = ready
+        self._server = WebServer("admin", config.host_port, self._make_app)
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port; ``RuntimeError`` unless serving."""
+        return self._server.port
+
+    async def start(self) -> None:
+        """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
+        await self._server.start()
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop accepting, give in-flight requests ``grace`` seconds, then cancel them."""
+        await self._server.shutdown(grace)
+
+    def _make_app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        return app
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        response = web.Response(body=encoder(self._registry))
+        # Set verbatim: the OpenMetrics type carries version/escaping parameters.
+        response.headers["Content-Type"] = content_type
+        response.enable_compression()  # only if Accept-Encoding allows it
+        return response
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if self._ready():
+            return web.Response(text="ready\n")
+        return web.Response(status=503, text="not ready\n")

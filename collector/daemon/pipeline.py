@@ -1,0 +1,244 @@
+"""The daemon's pipeline: receivers → assembler → bounded queue → evaluation thread.
+
+The assembler belongs to the event loop thread (receivers call ``consume`` there,
+the completion timer runs there). Completed traces cross to one evaluation thread
+through a bounded queue; when that queue is full the pipeline refuses new spans
+with ``Overloaded`` (receivers answer 503 / UNAVAILABLE, senders retry) instead of
+dropping accepted data.
+
+Sessions (``scope: session`` specs) live on the evaluation thread, inside the
+processor; the timer only asks for them to be checked: when the processor's
+published session deadline has passed, ``tick`` puts one marker in the same
+queue, so a quiet daemon completes sessions too, on the thread that evaluates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Sequence
+
+from collector.assembly.sessions import SessionCompletion
+from collector.assembly.traces import TraceAssembler
+from collector.config.settings import Config
+from collector.core.clock import Clock
+from collector.core.records import CompletionReason, Span, Trace
+from collector.processing.processor import TraceProcessor
+from collector.receivers.handoff import ConsumeResult, Overloaded
+from collector.telemetry.registry import Telemetry
+
+log = logging.getLogger(__name__)
+
+_STOP = object()
+_SESSIONS_DUE = object()  # "check the sessions": at most one in the queue at a time
+_MAX_TIMER_WAIT_S = 0.5  # re-check at least this often (deadlines move as spans arrive)
+_MIN_TIMER_WAIT_S = 0.005
+
+
+class Pipeline:
+    """Implements ``SpanConsumer`` for the receivers and runs the evaluation thread."""
+
+    def __init__(
+        self, config: Config, clock: Clock, processor: TraceProcessor, telemetry: Telemetry
+    ) -> None:
+        self._clock = clock
+        self._processor = processor
+        self._telemetry = telemetry
+        self._retry_after = config.receivers.otlp.retry_after
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=config.pipeline.queue_size)
+        self._assembler = TraceAssembler(config.assembly, clock, self._enqueue, telemetry)
+        processor.start_sessions(config.sessions, clock)
+        self._sessions_check_queued = False
+        self._worker: threading.Thread | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._accepting = False
+        self._drain_deadline: float | None = None
+
+    # --- SpanConsumer ---------------------------------------------------------
+    def consume(self, spans: Sequence[Span]) -> ConsumeResult:
+        """Hand spans to the assembler; ``Overloaded`` if evaluation is behind or stopping."""
+        if not self._accepting:
+            raise Overloaded("evald is shutting down", self._retry_after)
+        if self._queue.full():
+            raise Overloaded("evaluation queue is full", self._retry_after)
+        result = self._assembler.add(spans)
+        self._wake.set()  # a new trace may bring the next deadline forward
+        return result
+
+    def _enqueue(self, trace: Trace) -> None:
+        if self._drain_deadline is not None:  # shutting down: wait for room, within grace
+            try:
+                # Past the deadline, no wait at all: 50 000 held traces times even 1 ms
+                # each would overrun the grace period by a minute.
+                self._queue.put(trace, timeout=_remaining(self._drain_deadline))
+            except queue.Full:
+                self._telemetry.traces_dropped.labels("shutdown_timeout").inc()
+            return
+        try:
+            self._queue.put_nowait(trace)
+        except queue.Full:
+            raise Overloaded("evaluation queue is full", self._retry_after) from None
+        self._telemetry.queue_depth.set(self._queue.qsize())
+
+    def tick(self) -> None:
+        """Release the traces that are due at the clock's current time.
+
+        The completion timer calls this on its own; call it directly after moving an
+        injected clock. Event loop thread only. A full queue leaves traces held.
+        """
+        self._check_sessions_if_due()  # first: released traces may fill the queue
+        with contextlib.suppress(Overloaded):  # traces stay held; the next tick retries
+            self._assembler.tick()
+
+    def _check_sessions_if_due(self) -> None:
+        """Ask the evaluation thread to complete due sessions (one marker at a time).
+
+        A full queue skips it: the evaluation thread is busy and checks the sessions
+        after each trace anyway. The flag is set before the put and cleared by the
+        evaluation thread before it checks, so a due session is never missed.
+        """
+        deadline = self._processor.session_deadline
+        if self._sessions_check_queued or deadline is None or deadline > self._clock.now():
+            return
+        self._sessions_check_queued = True
+        try:
+            self._queue.put_nowait(_SESSIONS_DUE)
+        except queue.Full:
+            self._sessions_check_queued = False
+
+    @property
+    def queue_depth(self) -> int:
+        """Completed traces waiting for, or in, evaluation."""
+        return self._queue.unfinished_tasks
+
+    # --- lifecycle ------------------------------------------------------------
+    def start(self) -> None:
+        """Start the evaluation thread and the completion timer (needs a running loop)."""
+        if self._worker is not None:
+            return
+        self._drain_deadline = None  # a restart after shutdown refuses again instead of dropping
+        self._sessions_check_queued = False  # a marker dropped at shutdown is gone
+        self._worker = threading.Thread(
+            target=self._evaluate_forever, name="evald-evaluation", daemon=True
+        )
+        self._worker.start()
+        self._timer = asyncio.get_running_loop().create_task(self._tick_forever())
+        self._accepting = True
+
+    @property
+    def ready(self) -> bool:
+        """True while spans are being accepted, completed and evaluated.
+
+        A completion timer that died (a bug) makes the daemon unready, so an
+        orchestrator restarts it rather than letting traces pile up unseen.
+        """
+        timer_alive = self._timer is not None and not self._timer.done()
+        worker_alive = self._worker is not None and self._worker.is_alive()
+        return self._accepting and timer_alive and worker_alive
+
+    async def shutdown(self, timeout: float) -> bool:
+        """Stop accepting, release every held trace, evaluate what is queued, stop.
+
+        Returns False if the evaluation thread did not finish within ``timeout``
+        (traces still queued then are counted as dropped). Safe before start and twice.
+        """
+        self._accepting = False
+        deadline = time.monotonic() + timeout
+        if self._timer is not None:
+            self._timer.cancel()
+            # A timer that died of a bug was logged when it died; shutdown goes on.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._timer
+            self._timer = None
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return True
+        await asyncio.to_thread(self._flush_held, deadline)
+        await asyncio.to_thread(worker.join, _remaining(deadline))
+        if worker.is_alive():
+            self._drop_queued("shutdown_timeout")
+            # The worker still owes _STOP: past the deadline it counts open sessions as
+            # dropped instead of evaluating them, then ends (never two workers later).
+            self._queue.put_nowait(_STOP)
+            log.error("evaluation did not finish within the shutdown grace period")
+            return False
+        return True
+
+    # --- completion timer (event loop) -----------------------------------------
+    async def _tick_forever(self) -> None:
+        try:
+            await self._tick_loop()
+        except Exception:  # a bug: say so once; `ready` turns false (see there)
+            log.exception("the trace completion timer stopped")
+            raise
+
+    async def _tick_loop(self) -> None:
+        while True:
+            self.tick()
+            self._wake.clear()
+            deadline = self._assembler.next_deadline()
+            wait = _MAX_TIMER_WAIT_S
+            if deadline is not None:
+                wait = min(wait, max(_MIN_TIMER_WAIT_S, deadline - self._clock.now()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    def _flush_held(self, deadline: float) -> None:
+        """Release every held trace into the queue, waiting for room until ``deadline``.
+
+        Runs off the event loop (it may block), once receivers and timer are stopped,
+        so nothing else touches the assembler any more.
+        """
+        self._drain_deadline = deadline
+        self._assembler.flush(CompletionReason.SHUTDOWN)
+        try:
+            self._queue.put(_STOP, timeout=_remaining(deadline))
+        except queue.Full:
+            self._drop_queued("shutdown_timeout")
+            self._queue.put_nowait(_STOP)
+
+    def _drop_queued(self, reason: str) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._queue.task_done()
+            if isinstance(item, Trace):
+                self._telemetry.traces_dropped.labels(reason).inc()
+
+    # --- evaluation thread -------------------------------------------------------
+    def _evaluate_forever(self) -> None:
+        while True:
+            item = self._queue.get()
+            self._telemetry.queue_depth.set(self._queue.qsize())
+            try:
+                self._evaluate(item)
+            except Exception:  # never let one trace kill the only evaluation thread
+                self._telemetry.traces_dropped.labels("internal_error").inc()
+                log.exception("evaluating a trace failed")
+            finally:
+                self._queue.task_done()
+            if item is _STOP:
+                return
+
+    def _evaluate(self, item: object) -> None:
+        if item is _STOP:
+            # Open sessions are evaluated like held traces, within the same deadline.
+            self._processor.flush_sessions(SessionCompletion.SHUTDOWN, self._drain_deadline)
+        elif item is _SESSIONS_DUE:
+            self._sessions_check_queued = False
+            self._processor.tick_sessions()
+        else:
+            assert isinstance(item, Trace)
+            self._processor.process(item)
+
+
+def _remaining(deadline: float) -> float:
+    """Seconds until ``deadline`` (monotonic), never negative: a ``Queue.put`` timeout."""
+    return max(0.0, deadline - time.monotonic())

@@ -1,0 +1,55 @@
+"""The session / conversation id of a trace (CONVENTIONS §6.8).
+
+Precedence (by key, whichever span holds it): the user's mapping →
+``gen_ai.conversation.id`` → ADK legacy ``gcp.vertex.agent.session_id`` →
+``session.id`` → ``traceloop.association.properties.session_id|thread_id|conversation_id``
+→ ``langsmith.metadata.session_id|thread_id|conversation_id`` →
+``ai.telemetry.metadata.sessionId`` (and its spellings) → OpenInference ``metadata``
+JSON (``session_id|conversation_id|thread_id``), parsed only if nothing else matched.
+
+Caveats users see: pydantic-ai always sets a (random) conversation id; LangGraph
+copies its thread id into ``session.id`` even for one-shot runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from collector.core.records import Span
+from collector.normalize.conventions import adk, genai, langsmith, openinference, traceloop, vercel
+from collector.normalize.mappings import Mappings
+from collector.normalize.values import scalar_text
+
+SESSION_KEYS = (
+    genai.CONVERSATION_ID,
+    adk.SESSION_ID,
+    openinference.SESSION_ID,
+    *traceloop.SESSION_KEYS,
+    *langsmith.SESSION_KEYS,
+    *vercel.SESSION_KEYS,
+)
+
+
+def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
+    """The best-ranked session id on any of ``spans`` (pass them root first)."""
+    keys = SESSION_KEYS
+    if mappings is not None and mappings.session_id:
+        keys = (mappings.session_id, *keys)
+    best: str | None = None
+    rank = len(keys)
+    for span in spans:
+        attributes = span.attributes
+        for candidate in range(rank):  # only keys that would beat what we have
+            found = scalar_text(attributes.get(keys[candidate]))
+            if found is not None:
+                best, rank = found, candidate
+                break
+        if rank == 0:
+            break
+    if best is not None:
+        return best
+    for span in spans:
+        found = openinference.metadata_session(span)
+        if found is not None:
+            return found
+    return None

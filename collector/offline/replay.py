@@ -1,0 +1,207 @@
+"""``evald replay``: trace files through the live pipeline's code path, as fast as possible.
+
+The same decoder, assembler, normalizer, evaluators and sinks as ``evald serve``;
+only the clock differs: it follows the spans' own end times, so ``idle_timeout``
+and ``max_trace_age`` mean the same thing in trace time and traces complete (and
+memory is released) while a large file streams. At the end of input every trace
+still held is released.
+
+What a replay writes is what its options ask for (result and trajectory files,
+reports); the daemon's outputs (Prometheus, OTLP export, ``outputs.*_file``) are
+not used: nothing scrapes a replay, and re-scored history must not be appended to
+the live files.
+
+A ``Shard`` makes this replayer evaluate only the traces whose id hashes to it
+(``--workers``): every worker reads every file, but spans of other shards are
+dropped by the decoder before their attributes are converted, which is where
+decoding time goes. File-level counts (payloads, corrupt records, rejected spans)
+are kept by shard 0 only, so merged summaries count them once.
+
+Sessions (``scope: session`` specs) complete on the same trace-time clock; at the
+end of input every open session is evaluated. The turns of one session are
+different traces, so with session specs loaded workers shard by *session*
+instead: each decodes and assembles every trace, then keeps the traces whose
+``session_key`` (service, session id; the trace id when there is none) hashes to
+it, and only those are normalised and evaluated. Every session is then whole in
+one worker and results match a single process; the price is decoding and
+assembling every trace in every worker (normalising, the larger cost, is not
+repeated).
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from collector.assembly.sessions import SessionCompletion
+from collector.assembly.traces import TraceAssembler
+from collector.config.settings import Config
+from collector.core.clock import ManualClock
+from collector.core.records import CompletionReason, Span, Trace
+from collector.decode import DecodeError, decode_json, decode_protobuf
+from collector.normalize import session_key
+from collector.offline.readers import PayloadFormat, TraceFileError, expand_paths, read_payloads
+from collector.offline.reports.sink import SummarySink
+from collector.offline.reports.summary import RunSummary
+from collector.processing.processor import TraceProcessor
+from collector.processing.wiring import ActiveSpecs, build_judges, decoder_selector
+from collector.sinks import ResultSink
+from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
+from collector.telemetry.registry import Telemetry
+from evaluators.runner import EvaluationRunner, bind_always
+
+log = logging.getLogger(__name__)
+
+_CORRUPT_LOGGED = 10  # the rest are counted and listed in the report, not logged
+Progress = Callable[[int], None]  # called with the number of traces evaluated so far
+
+
+@dataclass(frozen=True)
+class Shard:
+    """This replayer evaluates the traces whose key (trace id, or session key) has
+    ``crc32(key) % count == index``."""
+
+    index: int = 0
+    count: int = 1
+
+    def owns(self, key: bytes) -> bool:
+        """Whether ``key`` (a trace id, or a session key) falls to this shard."""
+        return zlib.crc32(key) % self.count == self.index
+
+    @property
+    def keeps_file_counts(self) -> bool:
+        return self.index == 0
+
+
+class Replayer:
+    """Replays files into a processor built from ``config``; one instance per run.
+
+    ``sinks`` are extra result sinks (a JUnit spool); ``results_out`` and
+    ``trajectories_out`` are appended to (callers start them empty).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        results_out: Path | None = None,
+        trajectories_out: Path | None = None,
+        sinks: Sequence[ResultSink] = (),
+        shard: Shard | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.telemetry = Telemetry()
+        self.summary = RunSummary()
+        specs = ActiveSpecs(config, self.telemetry)
+        self._processor = TraceProcessor(
+            specs,
+            bind_always(config.evaluation.always),
+            [SummarySink(self.summary), *_file_sinks(results_out, trajectories_out), *sinks],
+            self.telemetry,
+            mappings=config.normalization.mappings,
+            runner=EvaluationRunner(timeout_s=config.evaluation.timeout),
+            judges=build_judges(config, self.telemetry),  # awaited (not shed): complete results
+        )
+        self._selector = decoder_selector(config)
+        self._shard = shard = shard or Shard()
+        self._progress = progress
+        self._clock = ManualClock()
+        self._mappings = config.normalization.mappings
+        sessions = specs().has_session_specs
+        if sessions:
+            self._processor.start_sessions(config.sessions, self._clock)
+        sharded = shard.count > 1
+        # Traces are sharded by trace id in the decoder, or by session once assembled.
+        self._keep = shard.owns if sharded and not sessions else None
+        self._by_session = sharded and sessions
+        self._assembler = TraceAssembler(
+            config.assembly, self._clock, self._on_complete, self.telemetry
+        )
+
+    def run(self, inputs: Iterable[str], strict: bool = False) -> RunSummary:
+        """Replay every file named by ``inputs`` (files, directories, globs).
+
+        A corrupt record is skipped, logged (the first few) and counted in the
+        summary; with ``strict`` it raises ``TraceFileError`` instead. Paths that
+        match nothing always raise.
+        """
+        try:
+            for path in expand_paths(inputs):
+                if self._shard.keeps_file_counts:
+                    self.summary.read.files += 1
+                self._replay_file(path, strict)
+            self._assembler.flush(CompletionReason.END_OF_INPUT)
+            self._processor.flush_sessions(SessionCompletion.END_OF_INPUT)
+        finally:
+            self._processor.close()
+        return self.summary
+
+    def _replay_file(self, path: Path, strict: bool) -> None:
+        try:
+            for payload in read_payloads(path):
+                self._replay_payload(payload.format, payload.data, payload.where, strict)
+        except TraceFileError as exc:
+            if strict:
+                raise
+            self._corrupt(f"{exc} (rest of the file skipped)")
+
+    def _replay_payload(self, fmt: PayloadFormat, data: bytes, where: str, strict: bool) -> None:
+        decode = decode_protobuf if fmt is PayloadFormat.PROTOBUF else decode_json
+        try:
+            batch = decode(data, self._selector, keep=self._keep)
+        except DecodeError as exc:
+            if strict:
+                raise TraceFileError(f"{where}: {exc}") from exc
+            self._corrupt(f"{where}: {exc}")
+            return
+        if self._shard.keeps_file_counts:
+            self.summary.read.payloads += 1
+            self.summary.read.rejected_spans += batch.rejected
+        if batch.spans:
+            # Trace time drives completion: the clock jumps to the newest span end.
+            self._clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
+            self._add(batch.spans)
+        self._assembler.tick()
+        self._processor.tick_sessions()
+        if self._progress is not None:
+            self._progress(self.summary.traces)
+
+    def _add(self, spans: Sequence[Span]) -> None:
+        rejected = self._assembler.add(spans).rejected
+        if not self._by_session or self._shard.keeps_file_counts:
+            # by session, every worker decoded and assembled every span: shard 0 counts
+            self.summary.spans += len(spans)
+            self.summary.read.rejected_spans += rejected
+
+    def _corrupt(self, where_and_why: str) -> None:
+        if not self._shard.keeps_file_counts:
+            return
+        read = self.summary.read
+        if read.corrupt_total < _CORRUPT_LOGGED:
+            log.warning("skipped corrupt record %s", where_and_why)
+        read.add_corrupt(where_and_why)
+
+    def _on_complete(self, trace: Trace) -> None:
+        if self._by_session and not self._owns_session_of(trace):
+            return  # another worker's: it decoded and assembled it too
+        self.summary.traces += 1
+        if self._processor.process(trace) is None:
+            self.summary.untraceable += 1
+
+    def _owns_session_of(self, trace: Trace) -> bool:
+        service, session = session_key(trace, self._mappings)
+        if session is None:
+            return self._shard.owns(trace.trace_id)
+        return self._shard.owns(f"{service}\0{session}".encode("utf-8", "surrogatepass"))
+
+
+def _file_sinks(results: Path | None, trajectories: Path | None) -> list[ResultSink]:
+    sinks: list[ResultSink] = []
+    if results is not None:
+        sinks.append(ResultsFileSink(results))
+    if trajectories is not None:
+        sinks.append(TrajectoriesFileSink(trajectories))
+    return sinks

@@ -1,0 +1,209 @@
+"""Running a replay in this process or across ``--workers`` processes, with one result.
+
+With N workers, N spawned processes each replay every input file as shard
+``i`` of N (``collector.offline.replay.Shard``: traces split by trace-id hash, so a trace
+is always evaluated whole by one worker). Each writes its results, trajectories
+and JUnit test cases to its own files in ``scratch`` and pickles its
+``RunSummary`` there; the parent shows progress from shared counters, merges the
+summaries (``RunSummary.merge``: exactly what one process would have counted)
+and concatenates the files. Line order in the result files differs from a
+single-process run; their content does not.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import pickle
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from collector.config.settings import Config
+from collector.offline.readers import TraceFileError
+from collector.offline.replay import Replayer, Shard
+from collector.offline.reports.gate import Catalogue
+from collector.offline.reports.junit import JUnitSpool, Suite, merge_suites
+from collector.offline.reports.summary import RunSummary
+
+_POLL_S = 0.1
+
+
+class ReplayWorkerError(Exception):
+    """A worker process died without a result (killed, crashed)."""
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """What to replay and what to write. Result files are truncated first."""
+
+    config: Config
+    inputs: tuple[str, ...]
+    strict: bool = False
+    results_out: Path | None = None
+    trajectories_out: Path | None = None
+    junit: bool = False
+    workers: int = 1
+    log_level: int = logging.WARNING
+
+
+class ReplayOutput(NamedTuple):
+    summary: RunSummary
+    junit: dict[str, Suite] | None
+
+
+def run_job(
+    job: ReplayJob, scratch: Path, catalogue: Catalogue, progress: Callable[[int], None]
+) -> ReplayOutput:
+    """Replay ``job``; ``scratch`` (an empty directory) must outlive the JUnit report.
+
+    Raises ``TraceFileError`` (strict mode, unreadable inputs) and ``ReplayWorkerError``.
+    """
+    for path in (job.results_out, job.trajectories_out):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")  # this run's results only, not appended to an old run's
+    if job.workers <= 1:
+        outputs = (job.results_out, job.trajectories_out)
+        return _run_shard(job, Shard(), scratch, catalogue, progress=progress, outputs=outputs)
+    return _run_parallel(job, scratch, catalogue, progress)
+
+
+def _run_shard(
+    job: ReplayJob,
+    shard: Shard,
+    scratch: Path,
+    catalogue: Catalogue,
+    *,
+    progress: Callable[[int], None],
+    outputs: tuple[Path | None, Path | None],
+) -> ReplayOutput:
+    """Replay the traces of ``shard``; ``outputs`` are the results and trajectories files."""
+    spool = None
+    if job.junit:
+        directory = scratch / f"junit-{shard.index}"
+        directory.mkdir()
+        thresholds = {key: info.threshold for key, info in catalogue.items()}
+        spool = JUnitSpool(directory, thresholds)
+    replayer = Replayer(
+        job.config,
+        results_out=outputs[0],
+        trajectories_out=outputs[1],
+        sinks=[spool] if spool is not None else [],
+        shard=shard,
+        progress=progress,
+    )
+    summary = replayer.run(job.inputs, job.strict)
+    return ReplayOutput(summary, spool.suites if spool is not None else None)
+
+
+def _part(scratch: Path, index: int, name: str, wanted: Path | None) -> Path | None:
+    return None if wanted is None else scratch / f"{name}-{index}.jsonl"
+
+
+def _worker(job: ReplayJob, index: int, scratch: Path, catalogue: Catalogue, counter: Any) -> None:
+    """Entry point of one worker process (module level, so ``spawn`` can import it)."""
+    if not logging.getLogger().handlers:  # spawned: nothing inherited
+        logging.basicConfig(level=job.log_level, format="%(levelname)s %(name)s: %(message)s")
+    shard = Shard(index, job.workers)
+
+    def report(traces: int) -> None:
+        counter.value = traces
+
+    try:
+        outputs = (
+            _part(scratch, index, "results", job.results_out),
+            _part(scratch, index, "trajectories", job.trajectories_out),
+        )
+        output = _run_shard(job, shard, scratch, catalogue, progress=report, outputs=outputs)
+    except TraceFileError as exc:
+        (scratch / f"error-{index}.txt").write_text(str(exc), encoding="utf-8")
+        sys.exit(2)
+    with (scratch / f"summary-{index}.pickle").open("wb") as out:
+        pickle.dump(output, out)
+
+
+def _run_parallel(
+    job: ReplayJob, scratch: Path, catalogue: Catalogue, progress: Callable[[int], None]
+) -> ReplayOutput:
+    # Any: typeshed's BaseContext does not declare Process/Value, the concrete ones do.
+    context: Any = multiprocessing.get_context(_start_method())
+    counters = [context.Value("q", 0, lock=False) for _ in range(job.workers)]
+    processes = [
+        context.Process(
+            target=_worker,
+            args=(job, index, scratch, dict(catalogue), counters[index]),
+            name=f"evald-replay-{index}",
+            daemon=True,
+        )
+        for index in range(job.workers)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        _wait(processes, lambda: progress(sum(int(c.value) for c in counters)))
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+    _raise_worker_errors(processes, scratch)
+    return _merge(job, scratch)
+
+
+def _start_method() -> str:
+    # fork starts a worker in milliseconds, spawn re-imports everything (seconds);
+    # but forking a process that runs other threads can deadlock the child.
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
+def _wait(processes: Sequence[Any], on_tick: Callable[[], None]) -> None:
+    """Until every worker exits, or one fails (then the others are not waited for)."""
+    while any(process.is_alive() for process in processes):
+        if any(process.exitcode not in (None, 0) for process in processes):
+            return
+        on_tick()
+        time.sleep(_POLL_S)
+    on_tick()
+
+
+def _raise_worker_errors(processes: Sequence[Any], scratch: Path) -> None:
+    for index in range(len(processes)):
+        error = scratch / f"error-{index}.txt"
+        if error.exists():
+            raise TraceFileError(error.read_text(encoding="utf-8"))
+    for process in processes:
+        if process.exitcode != 0:
+            raise ReplayWorkerError(f"replay worker {process.name} exited with {process.exitcode}")
+
+
+def _merge(job: ReplayJob, scratch: Path) -> ReplayOutput:
+    summary = RunSummary()
+    suites: dict[str, Suite] = {}
+    for index in range(job.workers):
+        with (scratch / f"summary-{index}.pickle").open("rb") as stream:
+            output: ReplayOutput = pickle.load(stream)  # our own worker's file
+        summary.merge(output.summary)
+        merge_suites(suites, output.junit or {})
+    _concatenate(scratch, "results", job.workers, job.results_out)
+    _concatenate(scratch, "trajectories", job.workers, job.trajectories_out)
+    return ReplayOutput(summary, suites if job.junit else None)
+
+
+def _concatenate(scratch: Path, name: str, workers: int, target: Path | None) -> None:
+    if target is None:
+        return
+    with target.open("ab") as out:
+        for index in range(workers):
+            part = scratch / f"{name}-{index}.jsonl"
+            if part.exists():
+                with part.open("rb") as source:
+                    shutil.copyfileobj(source, out, 1 << 20)
+                part.unlink()

@@ -1,0 +1,144 @@
+"""The example specs of ``config/specs`` agree with the labels of every captured scenario.
+
+``evald replay`` runs every golden trace (12 framework captures, each of the labelled
+music-store scenarios) through the example specs; each row of ``AGREEMENT``
+says which label an evald verdict stands for, and the two must agree on every
+run. This is the agreement table of the README ("Built-in evaluators").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import pytest
+from support.paths import ROOT
+
+from collector.cli.command import main
+
+TRACES = ROOT / "tests" / "golden" / "traces"
+SPECS = ROOT / "config" / "specs" / "*.yaml"
+
+Line = dict[str, Any]
+# The specs the agreement table is about (config/specs also holds the eval-set spec).
+EXAMPLES = {"album-of-track", "artist-albums", "refund-duplicate-purchase",
+            "refund-outside-window", "refund-policy", "refund-remembered-track"}  # fmt: skip
+
+
+class Run(NamedTuple):
+    """One labelled scenario of one framework, and the result lines of its traces."""
+
+    framework: str
+    scenario: str
+    labels: dict[str, Any]
+    lines: list[Line]
+
+    def of(self, spec: str | None, evaluator: str) -> list[Line]:
+        return [x for x in self.lines if x["spec"] == spec and x["evaluator"] == evaluator]
+
+    def failed(self, spec: str | None, evaluator: str) -> bool:
+        return any(line["passed"] is False for line in self.of(spec, evaluator))
+
+    def below_one(self, spec: str, evaluator: str) -> bool:
+        return any(line["score"] < 1 for line in self.of(spec, evaluator))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
+    results = tmp_path_factory.mktemp("labels") / "results.jsonl"
+    inputs = sorted(str(path) for path in TRACES.glob("*/*.jsonl"))
+    args = ["--log-level", "WARNING", "replay", *inputs, "--spec", str(SPECS)]
+    main([*args, "--results-out", str(results), "--report-out", str(results.with_suffix(".txt"))])
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    found = []
+    for expected in sorted(TRACES.glob("*/*.expected.json")):
+        labels = json.loads(expected.read_text())
+        mine = [line for line in lines if line["trace_id"] in labels["trace_ids"]]
+        found.append(Run(expected.parent.name, labels["scenario"], labels, mine))
+    return found
+
+
+def sequence_checks(line: Line) -> bool:
+    return line["evaluator"] in ("trajectory_exact_match", "trajectory_in_order_match")
+
+
+def evald_correct(run: Run, ignore: Callable[[Line], bool] = lambda line: False) -> bool:
+    """No verdict of the example specs failed (``ignore`` says which lines not to count)."""
+    return not any(
+        line["passed"] is False
+        for line in run.lines
+        if line["spec"] in EXAMPLES and not ignore(line)
+    )
+
+
+class Agreement(NamedTuple):
+    label: str
+    evald: str
+    labelled: Callable[[dict[str, Any]], bool]
+    found: Callable[[Run], bool]
+
+
+AGREEMENT = [
+    Agreement("run_failed", "failure = 1",
+              lambda labels: bool(labels.get("run_failed")),
+              lambda run: run.failed(None, "failure")),
+    Agreement("tool_errors ≠ []", "refund-policy/tool_error_rate > 0",
+              lambda labels: bool(labels["tool_errors"]),
+              lambda run: any(x["score"] > 0 for x in run.of("refund-policy", "tool_error_rate"))),
+    Agreement("order_violation", "refund-policy/invoice_checked_before_refund fails",
+              lambda labels: labels["order_violation"],
+              lambda run: run.failed("refund-policy", "invoice_checked_before_refund")),
+    Agreement("extra_calls ≠ []", "refund-duplicate-purchase/no_unexpected_tools fails",
+              lambda labels: bool(labels["extra_calls"]),
+              lambda run: run.failed("refund-duplicate-purchase", "no_unexpected_tools")),
+    Agreement("wrong_args ≠ []", "refund-duplicate-purchase/tool_args_match < 1",
+              lambda labels: bool(labels["wrong_args"]),
+              lambda run: run.below_one("refund-duplicate-purchase", "tool_args_match")),
+    Agreement("missing_calls ≠ []", "refund-outside-window/trajectory_recall < 1",
+              lambda labels: bool(labels.get("missing_calls")),
+              lambda run: run.below_one("refund-outside-window", "trajectory_recall")),
+    Agreement("trajectory_correct", "no spec verdict fails (whole-sequence order checks aside)",
+              lambda labels: labels["trajectory_correct"],
+              lambda run: evald_correct(run, ignore=sequence_checks)),
+]  # fmt: skip
+
+
+def test_every_labelled_trace_was_evaluated(runs: list[Run]) -> None:
+    assert len(runs) == 85
+    for run in runs:
+        traced = {line["trace_id"] for line in run.lines}
+        assert traced == set(run.labels["trace_ids"]), (run.framework, run.scenario)
+        judged = {line["trace_id"] for line in run.lines if line["spec"] in EXAMPLES}
+        # Every user turn meets a spec (langchain-traceloop's "correct" capture
+        # also holds an empty trace, without input or steps).
+        assert len(judged) == len(run.labels["user_inputs"]), (run.framework, run.scenario)
+
+
+@pytest.mark.parametrize("row", AGREEMENT, ids=lambda row: row.label)
+def test_verdicts_agree_with_the_labels(runs: list[Run], row: Agreement) -> None:
+    disagree = [
+        (run.framework, run.scenario)
+        for run in runs
+        if row.labelled(run.labels["labels"]) is not row.found(run)
+    ]
+    assert disagree == []
+    assert any(row.labelled(run.labels["labels"]) for run in runs)  # the row is not vacuous
+
+
+def test_whole_sequence_checks_disagree_only_on_reordered_parallel_calls(runs: list[Run]) -> None:
+    # Calls requested in one LLM response run in any order; the labels ignore
+    # their order, exact / in-order matches do not.
+    disagree = [
+        (run.framework, run.scenario)
+        for run in runs
+        if run.labels["labels"]["trajectory_correct"] is not evald_correct(run)
+    ]
+    assert disagree == [("langchain-langsmith-otel", "parallel_calls")]
+
+
+def test_wrong_args_name_the_labelled_argument(runs: list[Run]) -> None:
+    for run in runs:
+        for wrong in run.labels["labels"]["wrong_args"]:
+            (line,) = run.of("refund-duplicate-purchase", "tool_args_match")
+            assert line["explanation"] == f"wrong args: {wrong['tool']}({wrong['arg']})"

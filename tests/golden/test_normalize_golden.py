@@ -1,0 +1,266 @@
+"""Golden tests: real framework traces → trajectories, through the real decoders.
+
+Inputs and labels are ``tests/golden/traces/<framework>/<scenario>.{jsonl,pb,expected.json}``:
+copied from shared/traces (``SHARED``), or captured here from the real packages by
+``tests/golden/capture/*.py`` (``CAPTURED``; see its README). Every scenario, framework
+and form must reproduce the labelled executed tool calls (with their results), user
+inputs, final responses and session; the full ``Trajectory.to_json()`` is pinned in
+``tests/golden/trajectories`` so any output change shows up in review. Regenerate on
+purpose with ``EVALD_REGEN_GOLDEN=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.paths import GOLDEN
+
+from collector.core.records import AttrValue, CompletionReason, Span, Trace
+from collector.decode import AttributeSelector, decode_json, decode_protobuf
+from collector.decode.common import KEEP_ALL
+from collector.normalize import ATTRIBUTE_SELECTOR, normalize, session_key
+from evaluators.trajectory import StepKind, Trajectory
+
+TRACES = GOLDEN / "traces"
+TRAJECTORIES = GOLDEN / "trajectories"
+REGENERATE = os.environ.get("EVALD_REGEN_GOLDEN") == "1"
+SCENARIOS = sorted(
+    (path.parent.name, path.name.removesuffix(".expected.json"))
+    for path in TRACES.glob("*/*.expected.json")
+)
+FORMS = ("jsonl", "pb")
+SHARED = {"pydantic-ai", "langchain-openinference", "langchain-traceloop", "vercel-ai-sdk"}
+CAPTURED = {
+    "google-adk-content",
+    "google-adk-legacy",
+    "strands",
+    "strands-latest-semconv",
+    "openai-agents-openinference",
+    "openai-agents-traceloop",
+    "langchain-langsmith-otel",
+    "crewai-openinference",
+}
+CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
+
+
+def decode_file(path: Path, selector: AttributeSelector = ATTRIBUTE_SELECTOR) -> list[Span]:
+    """All spans of a ``.jsonl`` (one request per line) or ``.pb`` (one request) file."""
+    if path.suffix == ".pb":
+        return decode_protobuf(path.read_bytes(), selector).spans
+    spans: list[Span] = []
+    for line in path.read_bytes().splitlines():
+        if line.strip():
+            spans.extend(decode_json(line, selector).spans)
+    return spans
+
+
+def group_traces(spans: list[Span]) -> dict[str, Trace]:
+    """Spans grouped by trace id (hex), in arrival order, as the assembler releases them."""
+    grouped: dict[bytes, list[Span]] = {}
+    for span in spans:
+        grouped.setdefault(span.trace_id, []).append(span)
+    return {
+        trace_id.hex(): Trace(trace_id, tuple(group), CompletionReason.END_OF_INPUT, 0, 0)
+        for trace_id, group in grouped.items()
+    }
+
+
+def load(framework: str, scenario: str, form: str) -> tuple[dict[str, Any], dict[str, Trace]]:
+    folder = TRACES / framework
+    expected = json.loads((folder / f"{scenario}.expected.json").read_text())
+    return expected, group_traces(decode_file(folder / f"{scenario}.{form}"))
+
+
+def turn_trace_ids(expected: dict[str, Any]) -> list[str]:
+    stray = set(expected.get("stray_traces", ()))
+    return [trace_id for trace_id in expected["trace_ids"] if trace_id not in stray]
+
+
+def grouped_calls(calls: list[tuple[str, Any, bool]], groups: list[Any]) -> list[list[str]]:
+    """Calls as JSON texts, chunked into parallel groups (order inside a group is meaningless)."""
+    chunks: list[list[str]] = []
+    previous: Any = object()
+    for call, group in zip(calls, groups, strict=True):
+        if group is None or group != previous:
+            chunks.append([])
+        chunks[-1].append(json.dumps(call, sort_keys=True))
+        previous = group
+    return [sorted(chunk) for chunk in chunks]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_trajectory_matches_labels(framework: str, scenario: str, form: str) -> None:
+    expected, traces = load(framework, scenario, form)
+    labelled_errors = {e["tool"]: e["message_contains"] for e in expected["labels"]["tool_errors"]}
+    for turn, trace_id in enumerate(turn_trace_ids(expected)):
+        trajectory = normalize(traces[trace_id])
+        tools = [step for step in trajectory.tool_calls if step.executed]
+        labelled = [call for call in expected["actual_trajectory"] if call["turn"] == turn]
+        actual = [(s.name, s.args, s.error is not None) for s in tools]
+        wanted = [(c["tool"], c["args"], c["error"] is not None) for c in labelled]
+        groups = [c.get("parallel_group") for c in labelled]
+        assert grouped_calls(actual, groups) == grouped_calls(wanted, groups)
+        for step in tools:
+            if step.error is not None:
+                assert labelled_errors[step.name] in step.error
+        assert all(step.executed for step in trajectory.tool_calls)  # nothing went missing
+        assert trajectory.input == expected["user_inputs"][turn]
+        assert trajectory.output == expected["final_responses"][turn]
+        assert trajectory.failed == bool(expected["labels"].get("run_failed"))
+        assert trajectory.agent == "music_store_support"
+        if expected["session_id"] is not None:
+            assert trajectory.session_id == expected["session_id"]
+
+
+def test_every_framework_folder_is_golden_tested() -> None:
+    """No folder goes missing unnoticed, and each has the core scenarios and pinned output."""
+    folders = {path.name for path in TRACES.iterdir() if path.is_dir()}
+    assert folders == SHARED | CAPTURED
+    for framework in sorted(folders):
+        scenarios = {scenario for name, scenario in SCENARIOS if name == framework}
+        assert scenarios >= CORE_SCENARIOS, framework
+        assert {path.stem for path in (TRAJECTORIES / framework).glob("*.json")} == scenarios
+
+
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_tool_results_match_labels(framework: str, scenario: str) -> None:
+    """What each successful call returned, unwrapped from the framework's envelope."""
+    expected, traces = load(framework, scenario, "jsonl")
+    for turn, trace_id in enumerate(turn_trace_ids(expected)):
+        tools = normalize(traces[trace_id]).tool_calls
+        actual = [[s.name, s.args, s.result] for s in tools if s.error is None]
+        labelled = [call for call in expected["actual_trajectory"] if call["turn"] == turn]
+        wanted = [[c["tool"], c["args"], c["result"]] for c in labelled if c["error"] is None]
+        assert sorted(map(json.dumps, actual)) == sorted(map(json.dumps, wanted))
+
+
+COMPLETED = [
+    (framework, scenario)
+    for framework, scenario in SCENARIOS
+    if not json.loads((TRACES / framework / f"{scenario}.expected.json").read_text())["labels"].get(
+        "run_failed"
+    )
+]  # an aborted run's label counts the LLM calls it planned, not the ones it made
+
+
+@pytest.mark.parametrize(("framework", "scenario"), COMPLETED)
+def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, scenario: str) -> None:
+    """ADK's legacy schema records each model call twice (nested): it is still one step."""
+    expected, traces = load(framework, scenario, "jsonl")
+    counts = []
+    for trace_id in turn_trace_ids(expected):
+        trajectory = normalize(traces[trace_id])
+        counts.append(sum(step.kind is StepKind.LLM for step in trajectory.steps))
+        assert all(step.call_id for step in trajectory.tool_calls)
+    assert counts == expected["llm_calls_per_turn"]
+
+
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_stray_traces_have_no_steps(framework: str, scenario: str) -> None:
+    expected, traces = load(framework, scenario, "jsonl")
+    for trace_id in expected.get("stray_traces", ()):
+        assert normalize(traces[trace_id]).steps == ()
+
+
+def golden_json(traces: dict[str, Trace], expected: dict[str, Any]) -> list[dict[str, Any]]:
+    return [normalize(traces[trace_id]).to_json() for trace_id in expected["trace_ids"]]
+
+
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_golden_trajectories(framework: str, scenario: str) -> None:
+    expected, traces = load(framework, scenario, "jsonl")
+    produced = golden_json(traces, expected)
+    path = TRAJECTORIES / framework / f"{scenario}.json"
+    if REGENERATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(produced, indent=1, sort_keys=True) + "\n")
+    assert produced == json.loads(path.read_text()), f"re-run with EVALD_REGEN_GOLDEN=1: {path}"
+    _, pb_traces = load(framework, scenario, "pb")
+    assert golden_json(pb_traces, expected) == produced
+
+
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_selected_attributes_give_the_same_trajectory(framework: str, scenario: str) -> None:
+    path = TRACES / framework / f"{scenario}.pb"
+    selected = group_traces(decode_file(path, ATTRIBUTE_SELECTOR))
+    everything = group_traces(decode_file(path, KEEP_ALL))
+    assert selected.keys() == everything.keys()
+    for trace_id, trace in everything.items():
+        assert normalize(selected[trace_id]).to_json() == normalize(trace).to_json()
+
+
+class RecordingAttributes(Mapping[str, AttrValue]):
+    """Span attributes that remember every key the normalizer asks about."""
+
+    def __init__(self, data: Mapping[str, AttrValue], seen: set[str]) -> None:
+        self._data, self._seen = data, seen
+
+    def __getitem__(self, key: str) -> AttrValue:
+        self._seen.add(key)
+        return self._data[key]
+
+    def __contains__(self, key: object) -> bool:
+        self._seen.add(str(key))
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("the normalizer must not iterate over attributes")
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def test_every_attribute_read_is_selected() -> None:
+    """The selector is complete: each key looked up on any golden span is in it."""
+    seen: set[str] = set()
+    for framework, scenario in SCENARIOS:
+        spans = decode_file(TRACES / framework / f"{scenario}.pb", KEEP_ALL)
+        recorded = [s._replace(attributes=RecordingAttributes(s.attributes, seen)) for s in spans]
+        for trace in group_traces(recorded).values():
+            normalize(trace)
+    assert seen, "nothing was recorded"
+    assert sorted(key for key in seen if not ATTRIBUTE_SELECTOR.wants(key)) == []
+
+
+def all_golden_traces() -> list[Trace]:
+    traces: list[Trace] = []
+    for framework, scenario in SCENARIOS:
+        traces.extend(group_traces(decode_file(TRACES / framework / f"{scenario}.pb")).values())
+    return traces
+
+
+def test_normalize_is_fast_enough() -> None:
+    """A coarse guard against pathological slowdowns (e.g. quadratic walks), not a benchmark.
+
+    CPU time, and a bound ~25x above the measured cost, so that a loaded machine passes.
+    """
+    traces = all_golden_traces()
+    spans = sum(len(trace.spans) for trace in traces)
+    started = time.process_time()
+    for _ in range(3):
+        for trace in traces:
+            normalize(trace)
+    per_span = (time.process_time() - started) / (3 * spans)
+    assert per_span < 500e-6, f"{per_span * 1e6:.1f} µs per span"
+
+
+def test_steps_are_in_start_order() -> None:
+    for trace in all_golden_traces():
+        trajectory: Trajectory = normalize(trace)
+        starts = [step.start_unix_nano for step in trajectory.steps]
+        assert starts == sorted(starts)
+        assert all(step.kind is not StepKind.OTHER for step in trajectory.steps)
+
+
+def test_session_key_is_the_trajectorys_service_and_session() -> None:
+    # Replay workers shard by it: it must agree with normalize on every real trace.
+    for trace in all_golden_traces():
+        trajectory = normalize(trace)
+        assert session_key(trace) == (trajectory.service, trajectory.session_id)

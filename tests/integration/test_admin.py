@@ -1,0 +1,101 @@
+"""The admin endpoint over loopback: /metrics (text and OpenMetrics), /healthz, /readyz."""
+
+from __future__ import annotations
+
+import gzip
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import pytest
+
+from collector.config.settings import Admin
+from collector.daemon.admin import AdminServer
+from collector.telemetry.registry import Telemetry
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
+
+
+class Answer(NamedTuple):
+    status: int
+    content_type: str
+    content_encoding: str | None
+    body: bytes
+
+
+class Readiness:
+    def __init__(self) -> None:
+        self.ready = False
+
+    def __call__(self) -> bool:
+        return self.ready
+
+
+@pytest.fixture
+def readiness() -> Readiness:
+    return Readiness()
+
+
+@pytest.fixture
+def admin(start: Callable[[Any], Any], telemetry: Telemetry, readiness: Readiness) -> AdminServer:
+    return start(AdminServer(Admin(endpoint="127.0.0.1:0"), telemetry, readiness))  # type: ignore[no-any-return]
+
+
+def get(admin: AdminServer, path: str, method: str = "GET", **headers: str) -> Answer:
+    url = f"http://127.0.0.1:{admin.port}{path}"
+    request = urllib.request.Request(url, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            headers_ = response.headers
+            return Answer(
+                response.status,
+                headers_["Content-Type"],
+                headers_["Content-Encoding"],
+                response.read(),
+            )
+    except urllib.error.HTTPError as error:
+        with error:
+            return Answer(error.code, error.headers["Content-Type"], None, error.read())
+
+
+def test_metrics_in_prometheus_text_format(admin: AdminServer, telemetry: Telemetry) -> None:
+    telemetry.spans_received.labels(transport="grpc").inc(3)
+
+    answer = get(admin, "/metrics")
+
+    assert answer.status == 200
+    assert answer.content_type.startswith("text/plain; version=0.0.4")
+    assert b'evald_spans_received_total{transport="grpc"} 3.0' in answer.body
+
+
+def test_metrics_in_openmetrics_when_asked(admin: AdminServer, telemetry: Telemetry) -> None:
+    telemetry.spans_received.labels(transport="http").inc()
+
+    answer = get(admin, "/metrics", Accept="application/openmetrics-text; version=1.0.0")
+
+    assert answer.status == 200
+    assert answer.content_type.startswith("application/openmetrics-text; version=1.0.0")
+    assert answer.body.endswith(b"# EOF\n")
+    assert b'evald_spans_received_total{transport="http"} 1.0' in answer.body
+
+
+def test_metrics_gzipped_when_accepted(admin: AdminServer) -> None:
+    answer = get(admin, "/metrics", **{"Accept-Encoding": "gzip"})
+    assert answer.content_encoding == "gzip"
+    assert b"evald_spans_received" in gzip.decompress(answer.body)
+
+
+def test_healthz_always_and_readyz_follows_ready(admin: AdminServer, readiness: Readiness) -> None:
+    assert get(admin, "/healthz").status == 200
+    assert get(admin, "/readyz").status == 503
+    readiness.ready = True
+    assert get(admin, "/readyz").status == 200
+    readiness.ready = False
+    assert get(admin, "/readyz").status == 503
+    assert get(admin, "/healthz").status == 200
+
+
+def test_unknown_path_and_method(admin: AdminServer) -> None:
+    assert get(admin, "/nope").status == 404
+    assert get(admin, "/metrics", method="POST").status == 405

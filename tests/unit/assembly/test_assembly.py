@@ -1,0 +1,375 @@
+"""TraceAssembler: completion rules, limits, late spans, callback failures (ManualClock)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from collector.assembly.traces import TraceAssembler
+from collector.config.settings import Assembly
+from collector.core.clock import ManualClock
+from collector.core.records import EMPTY_ATTRIBUTES, CompletionReason, Resource, Span, Trace
+from collector.receivers.handoff import ConsumeResult, Overloaded
+from collector.telemetry.registry import Telemetry
+
+RESOURCE = Resource("svc", EMPTY_ATTRIBUTES)
+IDLE = 5.0
+MAX_AGE = 60.0
+
+
+def span(trace: int, span_id: int, parent: int | None = None) -> Span:
+    """A span of trace ``trace``; a root when ``parent`` is None."""
+    return Span(
+        trace_id=trace.to_bytes(16, "big"),
+        span_id=span_id.to_bytes(8, "big"),
+        parent_span_id=b"" if parent is None else parent.to_bytes(8, "big"),
+        name=f"span-{span_id}",
+        kind=1,
+        start_unix_nano=0,
+        end_unix_nano=1,
+        status_code=0,
+        status_message="",
+        attributes=EMPTY_ATTRIBUTES,
+        events=(),
+        resource=RESOURCE,
+        scope_name="test",
+    )
+
+
+def tid(trace: int) -> bytes:
+    return trace.to_bytes(16, "big")
+
+
+class Harness:
+    """An assembler on a ManualClock whose released traces land in ``done``."""
+
+    def __init__(self, **config: Any) -> None:
+        settings = {"idle_timeout": IDLE, "max_trace_age": MAX_AGE, **config}
+        self.clock = ManualClock()
+        self.telemetry = Telemetry()
+        self.done: list[Trace] = []
+        self.fail_with: Exception | None = None
+        self.assembler = TraceAssembler(
+            Assembly(**settings), self.clock, self._on_complete, self.telemetry
+        )
+
+    def _on_complete(self, trace: Trace) -> None:
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.done.append(trace)
+
+    def add(self, *spans: Span) -> ConsumeResult:
+        return self.assembler.add(spans)
+
+    def flush(self, reason: CompletionReason = CompletionReason.SHUTDOWN) -> None:
+        self.assembler.flush(reason)
+
+    def at(self, now: float) -> None:
+        """Move the clock to ``now`` and tick."""
+        self.clock.set(now)
+        self.assembler.tick()
+
+    def metric(self, name: str, **labels: str) -> float:
+        value = self.telemetry.registry.get_sample_value(name, labels)
+        return 0.0 if value is None else value
+
+    def released(self) -> list[tuple[int, CompletionReason]]:
+        return [(int.from_bytes(t.trace_id, "big"), t.completed_by) for t in self.done]
+
+
+@pytest.fixture
+def h() -> Harness:
+    return Harness()
+
+
+# --- completion ---------------------------------------------------------------------
+
+
+def test_trace_with_root_completes_after_idle_timeout(h: Harness) -> None:
+    h.add(span(1, 2, parent=1), span(1, 1))
+    h.at(IDLE - 0.001)
+    assert h.done == []
+    h.at(IDLE)
+    assert h.released() == [(1, CompletionReason.IDLE)]
+    trace = h.done[0]
+    assert [s.span_id for s in trace.spans] == [span(1, 2).span_id, span(1, 1).span_id]
+    assert (trace.first_seen, trace.last_seen) == (0.0, 0.0)
+    assert h.assembler.in_flight_traces == h.assembler.in_flight_spans == 0
+    assert h.metric("evald_traces_completed_total", reason="idle") == 1
+
+
+def test_new_span_restarts_the_idle_timer(h: Harness) -> None:
+    h.add(span(1, 1))
+    h.at(3.0)
+    h.add(span(1, 2, parent=1))
+    h.at(3.0 + IDLE - 0.001)
+    assert h.done == []
+    h.at(3.0 + IDLE)
+    assert h.released() == [(1, CompletionReason.IDLE)]
+    assert h.done[0].last_seen == 3.0
+
+
+def test_trace_without_root_waits_until_max_age(h: Harness) -> None:
+    h.add(span(1, 2, parent=1), span(1, 3, parent=1))
+    for now in range(1, int(MAX_AGE)):
+        h.at(float(now))
+    assert h.done == []
+    h.at(MAX_AGE)
+    assert h.released() == [(1, CompletionReason.MAX_AGE)]
+    assert len(h.done[0].spans) == 2
+
+
+def test_busy_trace_is_cut_at_max_age(h: Harness) -> None:
+    h.add(span(1, 1))
+    for second in range(1, int(MAX_AGE)):
+        h.at(float(second))
+        h.add(span(1, 100 + second, parent=1))  # never quiet for idle_timeout
+    assert h.done == []
+    h.at(MAX_AGE)
+    assert h.released() == [(1, CompletionReason.MAX_AGE)]
+    assert h.done[0].last_seen == MAX_AGE - 1
+
+
+def test_complete_trace_past_max_age_is_reported_idle(h: Harness) -> None:
+    h.add(span(1, 1), span(2, 2, parent=1))
+    h.at(MAX_AGE + 1.0)  # a late tick, or a replay clock jump
+    assert h.released() == [(1, CompletionReason.IDLE), (2, CompletionReason.MAX_AGE)]
+
+
+def test_out_of_order_arrival_across_adds_forms_one_trace(h: Harness) -> None:
+    h.add(span(1, 3, parent=2), span(2, 1))
+    h.at(1.0)
+    h.add(span(1, 2, parent=1))
+    h.at(2.0)
+    h.add(span(1, 1))  # the root arrives last
+    h.at(2.0 + IDLE)
+    assert h.released() == [(2, CompletionReason.IDLE), (1, CompletionReason.IDLE)]
+    trace = h.done[1]
+    assert [int.from_bytes(s.span_id, "big") for s in trace.spans] == [3, 2, 1]
+    assert (trace.first_seen, trace.last_seen) == (0.0, 2.0)
+
+
+def test_duplicates_are_accepted_but_stored_once(h: Harness) -> None:
+    result = h.add(span(1, 1), span(1, 2, parent=1), span(1, 2, parent=1))
+    assert result == ConsumeResult(accepted=3)
+    h.at(4.0)
+    assert h.add(span(1, 1), span(1, 2, parent=1)) == ConsumeResult(accepted=2)  # a retry
+    assert h.assembler.in_flight_spans == 2
+    assert h.metric("evald_spans_in_flight") == 2
+    h.at(IDLE)  # the retried duplicates did not restart the idle timer
+    assert h.released() == [(1, CompletionReason.IDLE)]
+    assert len(h.done[0].spans) == 2
+
+
+# --- limits ---------------------------------------------------------------------------
+
+
+def test_spans_past_max_spans_per_trace_are_rejected() -> None:
+    h = Harness(max_spans_per_trace=3)
+    h.add(span(1, 1), span(1, 2, parent=1))
+    result = h.add(*(span(1, i, parent=1) for i in range(3, 6)), span(2, 1))
+    assert (result.accepted, result.rejected) == (2, 2)
+    assert result.message == f"trace {tid(1).hex()} exceeds max_spans_per_trace=3"
+    assert h.assembler.in_flight_spans == 4
+    h.flush(CompletionReason.SHUTDOWN)
+    assert [len(t.spans) for t in h.done] == [3, 1]
+
+
+def test_rejection_message_quotes_a_few_traces() -> None:
+    h = Harness(max_spans_per_trace=1)
+    result = h.add(*(span(t, i, parent=9) for t in range(5) for i in range(2)))
+    assert (result.accepted, result.rejected) == (5, 5)
+    assert result.message.count("exceeds max_spans_per_trace=1") == 3
+    assert result.message.endswith("; and 2 more")
+
+
+def test_max_traces_evicts_oldest_first_seen() -> None:
+    h = Harness(max_traces=2)
+    h.add(span(1, 1, parent=9))
+    h.at(1.0)
+    h.add(span(2, 1, parent=9))
+    h.at(2.0)
+    h.add(span(1, 2, parent=9))  # recent activity does not change first-seen order
+    assert h.add(span(3, 1, parent=9)) == ConsumeResult(accepted=1)
+    assert h.released() == [(1, CompletionReason.EVICTED)]
+    assert h.assembler.in_flight_traces == 2
+    assert h.metric("evald_traces_evicted_total", limit="max_traces") == 1
+    assert h.metric("evald_traces_completed_total", reason="evicted") == 1
+
+
+def test_eviction_spares_traces_the_batch_adds_to() -> None:
+    h = Harness(max_traces=2)
+    h.add(span(1, 1, parent=9), span(2, 1, parent=9))
+    h.add(span(1, 2, parent=9), span(3, 1, parent=9))
+    assert h.released() == [(2, CompletionReason.EVICTED)]
+    h.flush(CompletionReason.SHUTDOWN)
+    assert [len(t.spans) for t in h.done[1:]] == [2, 1]  # trace 1 was not split
+
+
+def test_max_spans_evicts_only_what_the_batch_needs() -> None:
+    h = Harness(max_spans=5)
+    h.add(span(1, 1, parent=9), span(1, 2, parent=9))
+    h.add(span(2, 1, parent=9), span(2, 2, parent=9))
+    h.add(*(span(3, i, parent=9) for i in range(3)))
+    assert h.released() == [(1, CompletionReason.EVICTED)]
+    assert h.assembler.in_flight_spans == 5
+    assert h.metric("evald_traces_evicted_total", limit="max_spans") == 1
+    assert h.metric("evald_traces_evicted_total", limit="max_traces") == 0
+
+
+def test_batch_larger_than_the_limits_is_refused_not_dropped() -> None:
+    h = Harness(max_spans=3)
+    result = h.add(*(span(1, i, parent=9) for i in range(5)))
+    assert (result.accepted, result.rejected) == (3, 2)
+    assert result.message == "assembler full: max_spans=3"
+    assert h.assembler.in_flight_spans == 3
+
+
+# --- late spans -------------------------------------------------------------------------
+
+
+def test_late_span_is_counted_and_not_merged(h: Harness) -> None:
+    h.add(span(1, 1))
+    h.at(IDLE)
+    assert h.add(span(1, 2, parent=1)) == ConsumeResult(accepted=1)
+    assert h.metric("evald_spans_late_total") == 1
+    assert h.assembler.in_flight_traces == 0
+    h.flush(CompletionReason.END_OF_INPUT)
+    assert len(h.done) == 1
+
+
+def test_late_span_starts_a_new_trace_without_memory() -> None:
+    h = Harness(decided_traces_memory=0)
+    h.add(span(1, 1))
+    h.at(IDLE)
+    h.add(span(1, 2, parent=1))
+    assert h.metric("evald_spans_late_total") == 0
+    assert h.assembler.in_flight_traces == 1
+
+
+def test_decided_memory_is_bounded() -> None:
+    h = Harness(decided_traces_memory=2)
+    h.add(span(1, 1), span(2, 1), span(3, 1))
+    h.at(IDLE)
+    assert len(h.done) == 3
+    h.add(span(3, 2, parent=1), span(2, 2, parent=1))  # remembered: late
+    assert h.metric("evald_spans_late_total") == 2
+    h.add(span(1, 2, parent=1))  # forgotten: a new trace
+    assert h.metric("evald_spans_late_total") == 2
+    assert h.assembler.in_flight_traces == 1
+
+
+# --- flush, deadlines, gauges ------------------------------------------------------------
+
+
+def test_flush_releases_everything_oldest_first(h: Harness) -> None:
+    h.add(span(2, 1, parent=9))
+    h.at(1.0)
+    h.add(span(1, 1), span(3, 1, parent=9))
+    h.assembler.flush(CompletionReason.SHUTDOWN)
+    assert h.released() == [(2, "shutdown"), (1, "shutdown"), (3, "shutdown")]
+    assert h.assembler.in_flight_traces == h.assembler.in_flight_spans == 0
+    assert h.metric("evald_traces_in_flight") == h.metric("evald_spans_in_flight") == 0
+    assert h.metric("evald_traces_completed_total", reason="shutdown") == 3
+
+
+def test_next_deadline(h: Harness) -> None:
+    assert h.assembler.next_deadline() is None
+    h.clock.set(10.0)
+    h.add(span(1, 2, parent=1))  # rootless: only max age can release it
+    assert h.assembler.next_deadline() == 10.0 + MAX_AGE
+    h.clock.set(12.0)
+    h.add(span(2, 1))
+    assert h.assembler.next_deadline() == 12.0 + IDLE
+    h.at(12.0 + IDLE)
+    assert h.released() == [(2, CompletionReason.IDLE)]
+    assert h.assembler.next_deadline() == 10.0 + MAX_AGE
+    h.at(10.0 + MAX_AGE)
+    assert h.assembler.next_deadline() is None
+
+
+def test_gauges_follow_in_flight_counts(h: Harness) -> None:
+    h.add(span(1, 1), span(1, 2, parent=1), span(2, 1, parent=9))
+    assert h.metric("evald_traces_in_flight") == 2
+    assert h.metric("evald_spans_in_flight") == 3
+    h.at(IDLE)
+    assert h.metric("evald_traces_in_flight") == h.assembler.in_flight_traces == 1
+    assert h.metric("evald_spans_in_flight") == h.assembler.in_flight_spans == 1
+
+
+# --- on_complete failures ----------------------------------------------------------------
+
+
+def test_on_complete_raising_in_tick_keeps_the_trace(h: Harness) -> None:
+    h.add(span(1, 1), span(1, 2, parent=1))
+    h.fail_with = Overloaded("queue full")
+    h.clock.set(IDLE)
+    with pytest.raises(Overloaded):
+        h.assembler.tick()
+    assert (h.assembler.in_flight_traces, h.assembler.in_flight_spans) == (1, 2)
+    assert h.metric("evald_traces_in_flight") == 1
+    assert h.metric("evald_traces_completed_total", reason="idle") == 0
+    assert h.assembler.next_deadline() == IDLE  # still due: the caller can retry
+    h.fail_with = None
+    h.assembler.tick()
+    assert h.released() == [(1, CompletionReason.IDLE)]
+    assert len(h.done[0].spans) == 2
+    assert h.assembler.in_flight_traces == 0
+
+
+def test_on_complete_raising_during_eviction_stores_nothing_of_the_batch() -> None:
+    h = Harness(max_traces=2)
+    h.add(span(1, 1, parent=9), span(2, 1, parent=9))
+    h.fail_with = Overloaded("queue full")
+    with pytest.raises(Overloaded):
+        h.add(span(3, 1, parent=9), span(2, 2, parent=9))
+    assert h.assembler.in_flight_traces == 2
+    assert h.assembler.in_flight_spans == 2
+    assert h.metric("evald_traces_evicted_total", limit="max_traces") == 0
+    h.fail_with = None
+    assert h.add(span(3, 1, parent=9), span(2, 2, parent=9)) == ConsumeResult(accepted=2)
+    assert h.released() == [(1, CompletionReason.EVICTED)]
+    h.flush(CompletionReason.SHUTDOWN)
+    assert [len(t.spans) for t in h.done[1:]] == [2, 1]
+
+
+def test_on_complete_raising_in_flush_keeps_the_rest(h: Harness) -> None:
+    h.add(span(1, 1), span(2, 1), span(3, 1))
+    calls = 0
+
+    def second_fails(trace: Trace) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise Overloaded("queue full")
+        h.done.append(trace)
+
+    h.assembler._on_complete = second_fails
+    with pytest.raises(Overloaded):
+        h.assembler.flush(CompletionReason.SHUTDOWN)
+    assert h.released() == [(1, CompletionReason.SHUTDOWN)]
+    assert h.assembler.in_flight_traces == 2
+    h.assembler.flush(CompletionReason.SHUTDOWN)
+    assert [r[0] for r in h.released()] == [1, 2, 3]
+
+
+# --- cost ------------------------------------------------------------------------------
+
+
+def test_tick_never_revisits_parked_rootless_traces(h: Harness) -> None:
+    # White-box: the idle index is what tick() walks; rootless traces must not be in
+    # it, so tick cost does not grow with them. Only max age may release them.
+    h.add(*(span(t, 1, parent=9) for t in range(10_000)))
+    h.clock.set(1.0)
+    h.add(span(10_001, 1))
+    assert len(h.assembler._idle) == 1
+    for step in range(1_000):
+        h.at(2.0 + step * (MAX_AGE - 3.0) / 1_000)
+    assert h.released() == [(10_001, CompletionReason.IDLE)]
+    assert len(h.assembler._idle) == 0
+    assert h.assembler.in_flight_traces == 10_000
+    h.add(span(5, 2, parent=9))  # a non-root span does not make it idle-eligible
+    assert len(h.assembler._idle) == 0
+    h.add(span(5, 3))  # its root does
+    assert len(h.assembler._idle) == 1

@@ -1,0 +1,63 @@
+"""The compiled modules are built, reported, and a stale build is noticed."""
+
+from __future__ import annotations
+
+import os
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from collector.core import build_info as native
+from collector.core import interpreted
+from collector.telemetry.registry import Telemetry
+
+
+@pytest.mark.skipif(
+    interpreted.requested(), reason="EVALD_INTERPRETED: stale compiled modules, see the header"
+)
+def test_the_hot_path_is_compiled() -> None:
+    # `make test` installs with a C compiler: CI must test the modules users run.
+    assert native.build_labels() == {"decoder": "native", "normalizer": "compiled"}, (
+        "the compiled modules were not built: reinstall with a C compiler "
+        "(`make`, or `pip install -e .` with gcc and the Python headers)"
+    )
+
+
+def test_build_info_reports_the_build() -> None:
+    value = Telemetry().registry.get_sample_value(
+        "evald_build_info", {**native.build_labels(), "version": "0.1.0"}
+    )
+    assert value == 1.0
+
+
+def _fake_module(directory: Path, stem: str, source_newer: bool) -> ModuleType:
+    compiled = directory / f"{stem}{EXTENSION_SUFFIXES[0]}"
+    source = directory / f"{stem}.py"
+    compiled.write_bytes(b"")
+    source.write_text("")
+    older, newer = 1_000_000_000, 1_000_000_100
+    os.utime(compiled, (older, newer if not source_newer else older))
+    os.utime(source, (older, newer if source_newer else older))
+    module = ModuleType(stem)
+    module.__file__ = str(compiled)
+    return module
+
+
+def test_a_source_edited_after_compiling_is_reported(tmp_path: Path) -> None:
+    modules = {
+        "collector.normalize.edited": _fake_module(tmp_path, "edited", source_newer=True),
+        "collector.normalize.fresh": _fake_module(tmp_path, "fresh", source_newer=False),
+        "other.package.edited": _fake_module(tmp_path, "other", source_newer=True),
+    }
+    assert native.stale_extensions(modules) == [str(tmp_path / "edited.py")]
+    assert native.stale_extensions() == []  # this checkout: built after its last edit
+
+
+def test_interpreted_fallback_is_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(native, "NATIVE_DECODER", False)
+    native.warn_if_interpreted()
+    assert "decoder=upb" in caplog.text

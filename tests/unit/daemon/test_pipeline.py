@@ -1,0 +1,208 @@
+"""The daemon pipeline: back-pressure when evaluation falls behind, drain on shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+
+from collector.config.settings import Config
+from collector.core.clock import ManualClock
+from collector.core.records import Resource, Span
+from collector.daemon.pipeline import Pipeline
+from collector.processing.processor import TraceProcessor
+from collector.receivers.handoff import Overloaded
+from collector.telemetry.registry import Telemetry
+from evaluators.runner import Outcome, bind_always
+from evaluators.spec import SpecSet
+from evaluators.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from support.loop import LoopThread
+
+pytestmark = pytest.mark.timeout(30)
+
+RESOURCE = Resource("svc", {"service.name": "svc"})
+
+
+def root_span(n: int) -> Span:
+    trace_id = n.to_bytes(16, "big")
+    return Span(trace_id, b"\x01" * 8, b"", "invoke_agent a", 1, 0, 10, 0, "", {}, (), RESOURCE, "")
+
+
+class GateSink:
+    """Blocks every write until ``gate`` is set: a slow evaluation stage."""
+
+    name = "gate"
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self.written: list[str] = []
+
+    def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        self.entered.set()
+        self.gate.wait(10)
+        self.written.append(trajectory.trace_id)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def make_pipeline(telemetry: Telemetry, sink: GateSink) -> tuple[Pipeline, ManualClock]:
+    config = Config.model_validate({"pipeline": {"queue_size": 1}, "assembly": {"idle_timeout": 1}})
+    processor = TraceProcessor(SpecSet, bind_always(["failure"]), [sink], telemetry)
+    clock = ManualClock()
+    return Pipeline(config, clock, processor, telemetry), clock
+
+
+async def _consume(pipeline: Pipeline, *numbers: int) -> None:
+    for n in numbers:
+        pipeline.consume([root_span(n)])
+
+
+async def _complete(pipeline: Pipeline, clock: ManualClock) -> None:
+    clock.advance(1.5)
+    pipeline.tick()
+
+
+def test_full_queue_refuses_with_overloaded_then_drains_on_shutdown(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    pipeline, clock = make_pipeline(telemetry, sink)
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(_consume(pipeline, 1))
+    loop_thread.run(_complete(pipeline, clock))
+    assert sink.entered.wait(10)  # trace 1 is in the (blocked) evaluation thread
+    loop_thread.run(_consume(pipeline, 2, 3))
+    loop_thread.run(_complete(pipeline, clock))  # 2 fills the queue; 3 stays held
+    assert telemetry.registry.get_sample_value("evald_traces_in_flight") == 1
+    with pytest.raises(Overloaded, match="queue is full"):
+        loop_thread.run(_consume(pipeline, 4))
+
+    sink.gate.set()
+    assert loop_thread.run(pipeline.shutdown(10.0)) is True
+    assert sorted(sink.written) == [n.to_bytes(16, "big").hex() for n in (1, 2, 3)]
+    assert (
+        telemetry.registry.get_sample_value(
+            "evald_traces_dropped_total", {"reason": "shutdown_timeout"}
+        )
+        is None
+    )
+
+
+def test_refuses_after_shutdown_and_shutdown_is_idempotent(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    sink.gate.set()
+    pipeline, _ = make_pipeline(telemetry, sink)
+    assert loop_thread.run(pipeline.shutdown(1.0)) is True  # before start
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    assert pipeline.ready
+    assert loop_thread.run(pipeline.shutdown(1.0)) is True
+    assert loop_thread.run(pipeline.shutdown(1.0)) is True
+    assert not pipeline.ready
+    with pytest.raises(Overloaded, match="shutting down"):
+        pipeline.consume([root_span(9)])
+
+
+def test_shutdown_past_its_deadline_drops_held_traces_without_waiting_per_trace(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    # Evaluation is stuck and the queue is full: every held trace beyond the first
+    # must be dropped at once, not after a wait of its own (1 ms x 50 000 traces).
+    sink = GateSink()
+    pipeline, clock = make_pipeline(telemetry, sink)
+    held = 2000
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(_consume(pipeline, 0))
+    loop_thread.run(_complete(pipeline, clock))
+    assert sink.entered.wait(10)  # the evaluation thread is stuck on trace 0
+    loop_thread.run(_consume(pipeline, *range(1, held + 1)))
+    started = time.monotonic()
+    try:
+        assert loop_thread.run(pipeline.shutdown(0.05)) is False
+        took = time.monotonic() - started
+    finally:
+        sink.gate.set()
+    assert took < 1.0
+    dropped = telemetry.registry.get_sample_value(
+        "evald_traces_dropped_total", {"reason": "shutdown_timeout"}
+    )
+    assert dropped == held
+
+
+def test_a_restarted_pipeline_refuses_again_instead_of_dropping(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    pipeline, clock = make_pipeline(telemetry, sink)
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(pipeline.shutdown(1.0))
+    loop_thread.run(start())
+    try:
+        loop_thread.run(_consume(pipeline, 1))
+        loop_thread.run(_complete(pipeline, clock))
+        assert sink.entered.wait(10)  # trace 1 is in the (blocked) evaluation thread
+        loop_thread.run(_consume(pipeline, 2, 3))
+        loop_thread.run(_complete(pipeline, clock))  # 2 fills the queue; 3 must stay held
+        assert telemetry.registry.get_sample_value("evald_traces_in_flight") == 1
+        assert (
+            telemetry.registry.get_sample_value(
+                "evald_traces_dropped_total", {"reason": "shutdown_timeout"}
+            )
+            is None
+        )
+    finally:
+        sink.gate.set()
+        loop_thread.run(pipeline.shutdown(10.0))
+    assert sorted(sink.written) == [n.to_bytes(16, "big").hex() for n in (1, 2, 3)]
+
+
+def test_a_dead_completion_timer_makes_the_pipeline_unready(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    sink.gate.set()
+    pipeline, _ = make_pipeline(telemetry, sink)
+
+    def broken_tick() -> None:
+        raise RuntimeError("bug in the assembler")
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    assert pipeline.ready
+    pipeline.tick = broken_tick  # type: ignore[method-assign]
+
+    async def wake_and_wait() -> None:
+        pipeline._wake.set()
+        while pipeline.ready:
+            await asyncio.sleep(0.001)
+
+    loop_thread.run(wake_and_wait())
+    assert not pipeline.ready
+    loop_thread.run(pipeline.shutdown(1.0))
