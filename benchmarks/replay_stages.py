@@ -78,13 +78,18 @@ def best_of(repeat: int, stage: Callable[[], T]) -> tuple[float, T]:
 def assemble(config: Config, batches: list[DecodedBatch]) -> list[Trace]:
     clock = ManualClock()
     traces: list[Trace] = []
-    assembler = TraceAssembler(config.assembly, clock, traces.append, Telemetry())
+    assembler = TraceAssembler(config.assembly, clock, Telemetry())
+
+    def offer(trace: Trace) -> bool:
+        traces.append(trace)
+        return True
+
     for batch in batches:
         if batch.spans:
             clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
-            assembler.add(batch.spans)
-        assembler.tick()
-    assembler.flush(CompletionReason.END_OF_INPUT)
+            assembler.add(batch.spans, offer)
+        assembler.tick(offer)
+    assembler.flush(CompletionReason.END_OF_INPUT, offer)
     return traces
 
 

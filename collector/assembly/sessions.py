@@ -11,12 +11,10 @@ docs/adr/0012-session-evaluation.md.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable
 from enum import StrEnum
 from typing import NamedTuple
 
-from collector.assembly.traces import oldest
+from collector.assembly.timed_index import TimedIndex
 from collector.config.settings import Sessions
 from collector.core.clock import Clock
 from collector.telemetry.registry import Telemetry
@@ -83,9 +81,9 @@ class SessionAssembler:
     same id (the conversation resumed after ``idle_timeout``): each part is
     evaluated on its own.
 
-    ``on_complete`` is called synchronously from ``add``, ``tick`` and ``flush``,
-    after the session was removed: unlike traces there is no back-pressure to
-    retry on, so a callback that raises costs that one session, never a loop.
+    ``add``, ``tick`` and ``flush`` return the sessions they released, oldest first,
+    already removed: unlike traces there is no back-pressure to retry on, so the
+    caller evaluates each (or counts it dropped) and nothing is offered twice.
 
     Not thread-safe: one owner calls every method (the daemon's evaluation thread,
     or replay). ``deadline`` alone may be read from any thread: it is republished,
@@ -96,15 +94,15 @@ class SessionAssembler:
         self,
         config: Sessions,
         clock: Clock,
-        on_complete: Callable[[Session], None],
         telemetry: Telemetry,
     ) -> None:
         self._config = config
         self._clock = clock
-        self._on_complete = on_complete
         self._telemetry = telemetry
-        self._sessions: OrderedDict[SessionKey, _Open] = OrderedDict()  # by first turn
-        self._idle: OrderedDict[SessionKey, _Open] = OrderedDict()  # by last turn
+        self._released: list[Session] = []  # by the call in progress
+        self._sessions: TimedIndex[SessionKey, _Open] = TimedIndex(
+            config.idle_timeout, config.max_age
+        )
         self._turns = 0
         self.deadline: float | None = None  # see next_deadline
 
@@ -121,55 +119,45 @@ class SessionAssembler:
         deadline = self.deadline
         return deadline is not None and deadline <= self._clock.now()
 
-    def add(self, trajectory: Trajectory) -> None:
-        """Hold ``trajectory`` as a turn of its session; O(1) plus evictions.
+    def add(self, trajectory: Trajectory) -> list[Session]:
+        """Hold ``trajectory`` as a turn of its session; O(1) plus evictions. Returns
+        the sessions released to make room or by ``max_turns``.
 
         A trajectory without a session id is ignored.
         """
         if not trajectory.session_id:
-            return
+            return []
         key = (trajectory.service, trajectory.session_id)
         now = self._clock.now()
         self._make_room(key)
         session = self._sessions.get(key)
         if session is None:
-            session = self._sessions[key] = _Open(key, now)
+            session = _Open(key, now)
+            self._sessions.insert(key, session)
         session.turns.append(trajectory)
         self._turns += 1
-        session.last_seen = now
-        self._idle[key] = session
-        self._idle.move_to_end(key)
+        self._sessions.touch(key, session, now)
         if len(session.turns) >= self._config.max_turns:
             self._release(session, SessionCompletion.MAX_TURNS)
-        self._published()
+        return self._published()
 
-    def tick(self) -> None:
+    def tick(self) -> list[Session]:
         """Release every session due at ``clock.now()``; cost O(released sessions)."""
         now = self._clock.now()
-        # Idle first: a conversation that went quiet and also reached max age (a late
-        # tick, a replay clock jump) is reported as over rather than as cut off.
-        idle = self._config.idle_timeout
-        while self._idle and (session := oldest(self._idle)).last_seen + idle <= now:
-            self._release(session, SessionCompletion.IDLE)
-        max_age = self._config.max_age
-        while self._sessions and (session := oldest(self._sessions)).first_seen + max_age <= now:
-            self._release(session, SessionCompletion.MAX_AGE)
-        self._published()
+        while (due := self._sessions.due(now)) is not None:
+            session, idle = due
+            self._release(session, SessionCompletion.IDLE if idle else SessionCompletion.MAX_AGE)
+        return self._published()
 
-    def flush(self, reason: SessionCompletion) -> None:
+    def flush(self, reason: SessionCompletion) -> list[Session]:
         """Release every open session, oldest first, with ``reason``."""
-        while self._sessions:
-            self._release(oldest(self._sessions), reason)
-        self._published()
+        while (session := self._sessions.oldest()) is not None:
+            self._release(session, reason)
+        return self._published()
 
     def next_deadline(self) -> float | None:
         """The earliest clock time at which ``tick`` releases a session, or None."""
-        deadlines = []
-        if self._idle:
-            deadlines.append(oldest(self._idle).last_seen + self._config.idle_timeout)
-        if self._sessions:
-            deadlines.append(oldest(self._sessions).first_seen + self._config.max_age)
-        return min(deadlines, default=None)
+        return self._sessions.next_deadline()
 
     def _make_room(self, key: SessionKey) -> None:
         """Evict the oldest other sessions until a turn of ``key`` fits both limits."""
@@ -182,19 +170,20 @@ class SessionAssembler:
                 limit = "max_held_turns"
             else:
                 return
-            victim = next(s for s in self._sessions.values() if s.key != key)
+            victim = next(s for s in self._sessions if s.key != key)
             self._release(victim, SessionCompletion.EVICTED)
-            self._telemetry.sessions_evicted.labels(limit=limit).inc()
+            self._telemetry.assembly.sessions_evicted.labels(limit=limit).inc()
 
     def _release(self, session: _Open, reason: SessionCompletion) -> None:
-        del self._sessions[session.key]
-        del self._idle[session.key]
+        self._sessions.remove(session.key)
         self._turns -= len(session.turns)
-        self._telemetry.sessions_completed.labels(reason=reason.value).inc()
-        self._published()
-        self._on_complete(session.freeze(reason))
+        self._telemetry.assembly.sessions_completed.labels(reason=reason.value).inc()
+        self._released.append(session.freeze(reason))
 
-    def _published(self) -> None:
+    def _published(self) -> list[Session]:
+        """Publishes the new state; returns (and forgets) what this call released."""
         self.deadline = self.next_deadline()
-        self._telemetry.sessions_in_flight.set(len(self._sessions))
-        self._telemetry.session_turns_in_flight.set(self._turns)
+        self._telemetry.assembly.sessions_in_flight.set(len(self._sessions))
+        self._telemetry.assembly.session_turns_in_flight.set(self._turns)
+        released, self._released = self._released, []
+        return released

@@ -9,25 +9,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
 
+from collector.assembly.timed_index import TimedIndex
 from collector.config.settings import Assembly
 from collector.core.clock import Clock
 from collector.core.records import CompletionReason, Span, Trace
 from collector.receivers.handoff import ConsumeResult
 from collector.telemetry.registry import Telemetry
 
-_V = TypeVar("_V")
 _MAX_MESSAGES = 3  # distinct rejection messages quoted in one ConsumeResult
 
-
-def oldest(index: OrderedDict[Any, _V]) -> _V:
-    """The oldest entry of an insertion-ordered index (also ``collector.assembly.sessions``).
-
-    OrderedDict, not dict: a plain dict used as a FIFO leaves deleted slots at its
-    front, so finding the first live entry costs O(deletions since the last resize).
-    """
-    return next(iter(index.values()))
+Offer = Callable[[Trace], bool]
+"""Where released traces go: True when ``trace`` was taken (or dropped and counted),
+False when there is no room now; the trace then stays held and releasing stops."""
 
 
 class _Pending:
@@ -71,7 +65,7 @@ class _Batch:
 
 
 class TraceAssembler:
-    """A bounded map trace id -> spans; each trace is released once to ``on_complete``.
+    """A bounded map trace id -> spans; each trace is released once, to an ``Offer``.
 
     Completion (reasons in ``Trace.completed_by``):
 
@@ -94,37 +88,31 @@ class TraceAssembler:
     evaluated) and not retried by the sender: it is reported accepted and counted in
     ``evald_spans_late_total``. With a memory of 0 a late span starts a new trace.
 
-    ``on_complete`` is called synchronously from ``add``, ``tick`` and ``flush`` and
-    may raise (e.g. ``Overloaded``). The callback runs before the trace is removed, so
-    an exception leaves that trace (and every later one) held and propagates; traces
-    released before it stay released. In ``add`` evictions happen before any span of
-    the batch is stored, so when ``add`` raises none of its spans was kept.
+    ``add``, ``tick`` and ``flush`` take the ``offer`` that released traces go to. A
+    trace is offered before it is removed: an offer that has no room (returns False)
+    leaves that trace, and every later one, held for the next call. In ``add``
+    evictions happen before any span of the batch is stored, so when they cannot be
+    offered ``add`` stores nothing and returns None: the caller refuses the batch.
 
     Not thread-safe by design: one owner (the daemon's event loop, or replay) calls
-    every method. ``on_complete`` must not call back into the assembler.
+    every method. An offer must not call back into the assembler.
     """
 
-    def __init__(
-        self,
-        config: Assembly,
-        clock: Clock,
-        on_complete: Callable[[Trace], None],
-        telemetry: Telemetry,
-    ) -> None:
+    def __init__(self, config: Assembly, clock: Clock, telemetry: Telemetry) -> None:
         self._config = config
         self._clock = clock
-        self._on_complete = on_complete
         self._telemetry = telemetry
-        # Every held trace in first-seen order: the max-age and eviction order.
-        self._traces: OrderedDict[bytes, _Pending] = OrderedDict()
-        # Held traces with a root, by last activity: the idle order. Rootless traces
-        # are never here (they cannot complete on idle), so tick() never rescans them.
-        self._idle: OrderedDict[bytes, _Pending] = OrderedDict()
+        # Every held trace by first-seen time (the max-age and eviction order); traces
+        # with a root also by last activity (the idle order). Rootless traces cannot
+        # complete on idle, so tick() never rescans them.
+        self._traces: TimedIndex[bytes, _Pending] = TimedIndex(
+            config.idle_timeout, config.max_trace_age
+        )
         self._span_count = 0
         self._decided: OrderedDict[bytes, None] = OrderedDict()  # LRU of released ids
         # One child per reason: labels() validates and locks on every call.
         self._completed = {
-            reason: telemetry.traces_completed.labels(reason=reason.value)
+            reason: telemetry.assembly.traces_completed.labels(reason=reason.value)
             for reason in CompletionReason
         }
 
@@ -136,57 +124,49 @@ class TraceAssembler:
     def in_flight_spans(self) -> int:
         return self._span_count
 
-    def add(self, spans: Sequence[Span]) -> ConsumeResult:
+    def add(self, spans: Sequence[Span], offer: Offer) -> ConsumeResult | None:
         """Take ``spans`` (any traces, any order); O(len(spans)) plus evictions.
 
-        Returns accepted (stored, duplicate or late) and rejected counts. Raises what
-        ``on_complete`` raises while evicting; then no span of ``spans`` was stored.
+        Returns accepted (stored, duplicate or late) and rejected counts; None when a
+        trace evicted to make room could not be offered: then no span was stored.
         """
         batch = self._plan(spans)
         try:
-            self._make_room(batch.new)
+            if not self._make_room(batch.new, offer):
+                return None
             self._store(batch)
         finally:
             self._update_gauges()
         if batch.late:
-            self._telemetry.spans_late.inc(batch.late)
+            self._telemetry.assembly.spans_late.inc(batch.late)
         return batch.result(len(spans))
 
-    def tick(self) -> None:
+    def tick(self, offer: Offer) -> None:
         """Release every trace due at ``clock.now()``; cost O(released traces)."""
         now = self._clock.now()
-        try:
-            # Idle first: a complete trace that also reached max age (a late tick, or
-            # a replay clock jump) is reported as complete rather than as cut off.
-            idle = self._config.idle_timeout
-            while self._idle and (pending := oldest(self._idle)).last_seen + idle <= now:
-                self._release(pending, CompletionReason.IDLE)
-            max_age = self._config.max_trace_age
-            while self._traces and (pending := oldest(self._traces)).first_seen + max_age <= now:
-                self._release(pending, CompletionReason.MAX_AGE)
-        finally:
-            self._update_gauges()  # once per tick, not per trace released
+        while (due := self._traces.due(now)) is not None:
+            pending, idle = due
+            if not self._release(
+                pending, CompletionReason.IDLE if idle else CompletionReason.MAX_AGE, offer
+            ):
+                break
+        self._update_gauges()  # once per tick, not per trace released
 
-    def flush(self, reason: CompletionReason) -> None:
+    def flush(self, reason: CompletionReason, offer: Offer) -> None:
         """Release every held trace, oldest first, with ``reason``."""
-        try:
-            while self._traces:
-                self._release(oldest(self._traces), reason)
-        finally:
-            self._update_gauges()
+        while (pending := self._traces.oldest()) is not None and self._release(
+            pending, reason, offer
+        ):
+            pass
+        self._update_gauges()
 
     def next_deadline(self) -> float | None:
         """The earliest clock time at which ``tick`` could release a trace, or None.
 
         Exact: ``tick`` at this time releases the trace it belongs to. It may be in
-        the past when a previous ``on_complete`` raised and the trace is still held.
+        the past when an offer had no room and the trace is still held.
         """
-        deadlines = []
-        if self._idle:
-            deadlines.append(oldest(self._idle).last_seen + self._config.idle_timeout)
-        if self._traces:
-            deadlines.append(oldest(self._traces).first_seen + self._config.max_trace_age)
-        return min(deadlines, default=None)
+        return self._traces.next_deadline()
 
     # --- add, in three steps: plan (no changes), make room (may raise), store --------
 
@@ -209,14 +189,15 @@ class TraceAssembler:
             new[span.span_id] = span
         return batch
 
-    def _make_room(self, new: dict[bytes, dict[bytes, Span]]) -> None:
-        """Evict the oldest traces the batch does not touch until the batch fits."""
+    def _make_room(self, new: dict[bytes, dict[bytes, Span]], offer: Offer) -> bool:
+        """Evict the oldest traces the batch does not touch until the batch fits; False
+        when an evicted trace could not be offered."""
         max_traces, max_spans = self._config.max_traces, self._config.max_spans
         traces = len(self._traces) + sum(1 for trace_id in new if trace_id not in self._traces)
         spans = self._span_count + sum(map(len, new.values()))
         victims: list[tuple[_Pending, str]] = []
         # Choose first, release after: releasing removes entries from the dict we walk.
-        for pending in self._traces.values():
+        for pending in self._traces:
             if traces <= max_traces and spans <= max_spans:
                 break
             if pending.trace_id not in new:
@@ -224,8 +205,10 @@ class TraceAssembler:
                 traces -= 1
                 spans -= len(pending.spans)
         for pending, limit in victims:
-            self._release(pending, CompletionReason.EVICTED)
-            self._telemetry.traces_evicted.labels(limit=limit).inc()
+            if not self._release(pending, CompletionReason.EVICTED, offer):
+                return False
+            self._telemetry.assembly.traces_evicted.labels(limit=limit).inc()
+        return True
 
     def _store(self, batch: _Batch) -> None:
         now = self._clock.now()
@@ -249,27 +232,28 @@ class TraceAssembler:
     def _append(self, trace_id: bytes, spans: list[Span], now: float) -> None:
         pending = self._traces.get(trace_id)
         if pending is None:
-            pending = self._traces[trace_id] = _Pending(trace_id, now)
+            pending = _Pending(trace_id, now)
+            self._traces.insert(trace_id, pending)
         pending.spans.update((span.span_id, span) for span in spans)
         self._span_count += len(spans)
         pending.last_seen = now
         pending.has_root = pending.has_root or any(span.is_root for span in spans)
         if pending.has_root:
-            self._idle[trace_id] = pending
-            self._idle.move_to_end(trace_id)
+            self._traces.touch(trace_id, pending, now)
 
     # --- release ------------------------------------------------------------------
 
-    def _release(self, pending: _Pending, reason: CompletionReason) -> None:
-        # The callback runs before any bookkeeping: if it raises, the trace is still
-        # held exactly as it was and the next tick/flush offers it again.
-        self._on_complete(pending.freeze(reason))
+    def _release(self, pending: _Pending, reason: CompletionReason, offer: Offer) -> bool:
+        # Offered before any bookkeeping: without room the trace stays held exactly
+        # as it was and the next tick/flush offers it again.
+        if not offer(pending.freeze(reason)):
+            return False
         trace_id = pending.trace_id
-        del self._traces[trace_id]
-        self._idle.pop(trace_id, None)
+        self._traces.remove(trace_id)
         self._span_count -= len(pending.spans)
         self._remember(trace_id)
         self._completed[reason].inc()
+        return True
 
     def _remember(self, trace_id: bytes) -> None:
         if self._config.decided_traces_memory == 0:
@@ -279,5 +263,5 @@ class TraceAssembler:
             self._decided.popitem(last=False)
 
     def _update_gauges(self) -> None:
-        self._telemetry.traces_in_flight.set(len(self._traces))
-        self._telemetry.spans_in_flight.set(self._span_count)
+        self._telemetry.assembly.traces_in_flight.set(len(self._traces))
+        self._telemetry.assembly.spans_in_flight.set(self._span_count)

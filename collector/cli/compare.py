@@ -98,7 +98,7 @@ def _run_judge(args: argparse.Namespace) -> int:
     """``--judge``: the judge's preferences over two trajectories files."""
     from collector.config.settings import ConfigError, load_config  # noqa: PLC0415
     from collector.offline import compare_judge  # noqa: PLC0415 - the HTTP stack only when judging
-    from collector.processing.wiring import build_judges, build_telemetry  # noqa: PLC0415
+    from collector.processing.wiring import build_telemetry, start_judge_worker  # noqa: PLC0415
 
     files: list[Path] = args.results
     if args.split_by or args.groups:
@@ -126,7 +126,7 @@ def _run_judge(args: argparse.Namespace) -> int:
     a = compare_judge.load_runs(files[0], args.align_by, str(files[0]))
     b = compare_judge.load_runs(files[1], args.align_by, str(files[1]))
     try:
-        worker = build_judges(config, build_telemetry(config))
+        worker = start_judge_worker(config, build_telemetry(config))
     except ConfigError as exc:  # an API key that cannot be read
         raise CompareInputError(str(exc)) from None
     assert worker is not None  # the judge is configured

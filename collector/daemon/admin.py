@@ -15,11 +15,11 @@ from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
 from collector.config.settings import Admin
-from collector.receivers.lifecycle import WebServer
+from collector.receivers.lifecycle import WebServer, WebService
 from collector.telemetry.registry import Telemetry
 
 
-class AdminServer:
+class AdminServer(WebService):
     """Serves the admin endpoints on ``config.endpoint`` in the running event loop.
 
     Lifecycle: ``start`` binds (port 0 allowed, see ``port``); ``shutdown(grace)``
@@ -31,19 +31,6 @@ class AdminServer:
         self._registry = telemetry.registry
         self._ready = ready
         self._server = WebServer("admin", config.host_port, self._make_app)
-
-    @property
-    def port(self) -> int:
-        """The bound TCP port; ``RuntimeError`` unless serving."""
-        return self._server.port
-
-    async def start(self) -> None:
-        """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
-        await self._server.start()
-
-    async def shutdown(self, grace: float) -> None:
-        """Stop accepting, give in-flight requests ``grace`` seconds, then cancel them."""
-        await self._server.shutdown(grace)
 
     def _make_app(self) -> web.Application:
         app = web.Application()

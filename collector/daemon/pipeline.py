@@ -7,7 +7,7 @@ with ``Overloaded`` (receivers answer 503 / UNAVAILABLE, senders retry) instead 
 dropping accepted data.
 
 Sessions (``scope: session`` specs) live on the evaluation thread, inside the
-processor; the timer only asks for them to be checked: when the processor's
+evaluation stage; the timer only asks for them to be checked: when the processor's
 published session deadline has passed, ``tick`` puts one marker in the same
 queue, so a quiet daemon completes sessions too, on the thread that evaluates.
 """
@@ -21,20 +21,29 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from collector.assembly.sessions import SessionCompletion
 from collector.assembly.traces import TraceAssembler
 from collector.config.settings import Config
 from collector.core.clock import Clock
 from collector.core.records import CompletionReason, Span, Trace
-from collector.processing.processor import TraceProcessor
+from collector.processing.stage import EvaluationStage
 from collector.receivers.handoff import ConsumeResult, Overloaded
 from collector.telemetry.registry import Telemetry
 
 log = logging.getLogger(__name__)
 
-_STOP = object()
 _SESSIONS_DUE = object()  # "check the sessions": at most one in the queue at a time
+
+
+class _Stop(NamedTuple):
+    """The last item the evaluation thread takes: evaluate open sessions until
+    ``deadline`` (``time.monotonic``), count the rest dropped, end."""
+
+    deadline: float
+
+
 _MAX_TIMER_WAIT_S = 0.5  # re-check at least this often (deadlines move as spans arrive)
 _MIN_TIMER_WAIT_S = 0.005
 
@@ -43,21 +52,23 @@ class Pipeline:
     """Implements ``SpanConsumer`` for the receivers and runs the evaluation thread."""
 
     def __init__(
-        self, config: Config, clock: Clock, processor: TraceProcessor, telemetry: Telemetry
+        self, config: Config, clock: Clock, stage: EvaluationStage, telemetry: Telemetry
     ) -> None:
+        """``stage`` completes sessions on ``clock``, the clock that completes traces."""
         self._clock = clock
-        self._processor = processor
+        self._stage = stage
         self._telemetry = telemetry
         self._retry_after = config.receivers.otlp.retry_after
         self._queue: queue.Queue[object] = queue.Queue(maxsize=config.pipeline.queue_size)
-        self._assembler = TraceAssembler(config.assembly, clock, self._enqueue, telemetry)
-        processor.start_sessions(config.sessions, clock)
-        self._sessions_check_queued = False
+        self._assembler = TraceAssembler(config.assembly, clock, telemetry)
+        # Session checks queued and done: each counter has one writer (the event loop
+        # and the evaluation thread); a check is pending while they differ.
+        self._session_checks_queued = 0
+        self._session_checks_done = 0
         self._worker: threading.Thread | None = None
         self._timer: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._accepting = False
-        self._drain_deadline: float | None = None
 
     # --- SpanConsumer ---------------------------------------------------------
     def consume(self, spans: Sequence[Span]) -> ConsumeResult:
@@ -66,24 +77,20 @@ class Pipeline:
             raise Overloaded("evald is shutting down", self._retry_after)
         if self._queue.full():
             raise Overloaded("evaluation queue is full", self._retry_after)
-        result = self._assembler.add(spans)
+        result = self._assembler.add(spans, self._offer)
+        if result is None:  # a trace evicted to make room found the queue full
+            raise Overloaded("evaluation queue is full", self._retry_after)
         self._wake.set()  # a new trace may bring the next deadline forward
         return result
 
-    def _enqueue(self, trace: Trace) -> None:
-        if self._drain_deadline is not None:  # shutting down: wait for room, within grace
-            try:
-                # Past the deadline, no wait at all: 50 000 held traces times even 1 ms
-                # each would overrun the grace period by a minute.
-                self._queue.put(trace, timeout=_remaining(self._drain_deadline))
-            except queue.Full:
-                self._telemetry.traces_dropped.labels("shutdown_timeout").inc()
-            return
+    def _offer(self, trace: Trace) -> bool:
+        """A completed trace into the queue, if it has room now."""
         try:
             self._queue.put_nowait(trace)
         except queue.Full:
-            raise Overloaded("evaluation queue is full", self._retry_after) from None
-        self._telemetry.queue_depth.set(self._queue.qsize())
+            return False
+        self._telemetry.evaluation.queue_depth.set(self._queue.qsize())
+        return True
 
     def tick(self) -> None:
         """Release the traces that are due at the clock's current time.
@@ -92,24 +99,24 @@ class Pipeline:
         injected clock. Event loop thread only. A full queue leaves traces held.
         """
         self._check_sessions_if_due()  # first: released traces may fill the queue
-        with contextlib.suppress(Overloaded):  # traces stay held; the next tick retries
-            self._assembler.tick()
+        self._assembler.tick(self._offer)  # a full queue: traces stay held, the next tick retries
 
     def _check_sessions_if_due(self) -> None:
         """Ask the evaluation thread to complete due sessions (one marker at a time).
 
         A full queue skips it: the evaluation thread is busy and checks the sessions
-        after each trace anyway. The flag is set before the put and cleared by the
-        evaluation thread before it checks, so a due session is never missed.
+        after each trace anyway. The evaluation thread counts a check done before it
+        checks, so a due session is never missed.
         """
-        deadline = self._processor.session_deadline
-        if self._sessions_check_queued or deadline is None or deadline > self._clock.now():
+        deadline = self._stage.session_deadline
+        pending = self._session_checks_queued != self._session_checks_done
+        if pending or deadline is None or deadline > self._clock.now():
             return
-        self._sessions_check_queued = True
         try:
             self._queue.put_nowait(_SESSIONS_DUE)
         except queue.Full:
-            self._sessions_check_queued = False
+            return
+        self._session_checks_queued += 1
 
     @property
     def queue_depth(self) -> int:
@@ -121,8 +128,8 @@ class Pipeline:
         """Start the evaluation thread and the completion timer (needs a running loop)."""
         if self._worker is not None:
             return
-        self._drain_deadline = None  # a restart after shutdown refuses again instead of dropping
-        self._sessions_check_queued = False  # a marker dropped at shutdown is gone
+        # No evaluation thread runs here: a marker dropped at shutdown is forgotten.
+        self._session_checks_queued = self._session_checks_done = 0
         self._worker = threading.Thread(
             target=self._evaluate_forever, name="evald-evaluation", daemon=True
         )
@@ -162,9 +169,9 @@ class Pipeline:
         await asyncio.to_thread(worker.join, _remaining(deadline))
         if worker.is_alive():
             self._drop_queued("shutdown_timeout")
-            # The worker still owes _STOP: past the deadline it counts open sessions as
+            # The worker still owes a stop: past the deadline it counts open sessions as
             # dropped instead of evaluating them, then ends (never two workers later).
-            self._queue.put_nowait(_STOP)
+            self._queue.put_nowait(_Stop(deadline))
             log.error("evaluation did not finish within the shutdown grace period")
             return False
         return True
@@ -194,13 +201,22 @@ class Pipeline:
         Runs off the event loop (it may block), once receivers and timer are stopped,
         so nothing else touches the assembler any more.
         """
-        self._drain_deadline = deadline
-        self._assembler.flush(CompletionReason.SHUTDOWN)
+
+        def offer(trace: Trace) -> bool:
+            try:
+                # Past the deadline, no wait at all: 50 000 held traces times even 1 ms
+                # each would overrun the grace period by a minute.
+                self._queue.put(trace, timeout=_remaining(deadline))
+            except queue.Full:
+                self._telemetry.evaluation.traces_dropped.labels("shutdown_timeout").inc()
+            return True  # taken or counted as dropped: released either way
+
+        self._assembler.flush(CompletionReason.SHUTDOWN, offer)
         try:
-            self._queue.put(_STOP, timeout=_remaining(deadline))
+            self._queue.put(_Stop(deadline), timeout=_remaining(deadline))
         except queue.Full:
             self._drop_queued("shutdown_timeout")
-            self._queue.put_nowait(_STOP)
+            self._queue.put_nowait(_Stop(deadline))
 
     def _drop_queued(self, reason: str) -> None:
         while True:
@@ -210,33 +226,33 @@ class Pipeline:
                 return
             self._queue.task_done()
             if isinstance(item, Trace):
-                self._telemetry.traces_dropped.labels(reason).inc()
+                self._telemetry.evaluation.traces_dropped.labels(reason).inc()
 
     # --- evaluation thread -------------------------------------------------------
     def _evaluate_forever(self) -> None:
         while True:
             item = self._queue.get()
-            self._telemetry.queue_depth.set(self._queue.qsize())
+            self._telemetry.evaluation.queue_depth.set(self._queue.qsize())
             try:
                 self._evaluate(item)
             except Exception:  # never let one trace kill the only evaluation thread
-                self._telemetry.traces_dropped.labels("internal_error").inc()
+                self._telemetry.evaluation.traces_dropped.labels("internal_error").inc()
                 log.exception("evaluating a trace failed")
             finally:
                 self._queue.task_done()
-            if item is _STOP:
+            if isinstance(item, _Stop):
                 return
 
     def _evaluate(self, item: object) -> None:
-        if item is _STOP:
+        if isinstance(item, _Stop):
             # Open sessions are evaluated like held traces, within the same deadline.
-            self._processor.flush_sessions(SessionCompletion.SHUTDOWN, self._drain_deadline)
+            self._stage.flush_sessions(SessionCompletion.SHUTDOWN, item.deadline)
         elif item is _SESSIONS_DUE:
-            self._sessions_check_queued = False
-            self._processor.tick_sessions()
+            self._session_checks_done += 1
+            self._stage.tick_sessions()
         else:
             assert isinstance(item, Trace)
-            self._processor.process(item)
+            self._stage.process(item)
 
 
 def _remaining(deadline: float) -> float:

@@ -22,8 +22,8 @@ from collector.daemon.pipeline import Pipeline
 from collector.processing.spec_watch import SpecWatcher
 from collector.processing.wiring import (
     ActiveSpecs,
-    build_processor,
     build_sinks,
+    build_stage,
     build_telemetry,
     decoder_selector,
 )
@@ -49,10 +49,12 @@ class Daemon:
         self.telemetry = telemetry or build_telemetry(config)
         self.specs = ActiveSpecs(config, self.telemetry)
         self.spec_watch = SpecWatcher(self.specs.reload_if_changed, config.specs_watch_interval)
-        self._processor = build_processor(
-            config, self.specs, build_sinks(config, self.telemetry), self.telemetry
+        clock = clock or MonotonicClock()
+        sinks = build_sinks(config, self.telemetry)
+        self._stage = build_stage(
+            config, self.specs, sinks, self.telemetry, clock=clock, daemon=True
         )
-        self.pipeline = Pipeline(config, clock or MonotonicClock(), self._processor, self.telemetry)
+        self.pipeline = Pipeline(config, clock, self._stage, self.telemetry)
         selector = decoder_selector(config)
         otlp = config.receivers.otlp
         try:
@@ -96,7 +98,7 @@ class Daemon:
         evaluation_deadline = started + grace - outputs
         clean = await self.pipeline.shutdown(max(0.0, evaluation_deadline - time.monotonic()))
         flush = max(0.0, started + grace - time.monotonic())
-        await asyncio.to_thread(self._processor.close, flush)
+        await asyncio.to_thread(self._stage.close, flush)
         await self.admin.shutdown(1.0)
         return clean
 

@@ -12,3 +12,7 @@ def walk(
     max_value_size: int,
     keep: Callable[[bytes], bool] | None,
 ) -> tuple[list[Span], int, str, int]: ...
+
+SPAN_FIELDS: tuple[str, ...]
+EVENT_FIELDS: tuple[str, ...]
+RESOURCE_FIELDS: tuple[str, ...]

@@ -37,6 +37,23 @@ cdef enum:
     LEN = 2
     FIXED32 = 5
 
+# Records are built by position (``tuple.__new__``: no keyword parsing per span), in
+# exactly these field orders; importing this module checks them against the record
+# types, so a reordered or added field fails loudly instead of misassigning values.
+SPAN_FIELDS = (
+    "trace_id", "span_id", "parent_span_id", "name", "kind", "start_unix_nano",
+    "end_unix_nano", "status_code", "status_message", "attributes", "events", "resource",
+    "scope_name",
+)
+EVENT_FIELDS = ("name", "time_unix_nano", "attributes")
+RESOURCE_FIELDS = ("service_name", "attributes")
+for _record, _fields in ((Span, SPAN_FIELDS), (SpanEvent, EVENT_FIELDS), (Resource, RESOURCE_FIELDS)):
+    if _record._fields != _fields:
+        raise RuntimeError(
+            f"collector.decode._wire builds {_record.__name__} as {_fields} but the record "
+            f"is {_record._fields}: update _wire.pyx and rebuild (pip install -e .)"
+        )
+
 cdef object _tuple_new = tuple.__new__
 cdef object _Span = Span
 cdef object _SpanEvent = SpanEvent

@@ -54,8 +54,19 @@ def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
     """The trajectory of one trace. Never raises on odd span data (see ``values``)."""
     tree = SpanTree(trace.spans)
     if not len(tree):
-        return Trajectory(trace.trace_id.hex(), "unknown_service", None, None, None, None,
-                          False, 0.0, 0, (), incomplete=True)  # fmt: skip
+        return Trajectory(
+            trace_id=trace.trace_id.hex(),
+            service="unknown_service",
+            agent=None,
+            session_id=None,
+            input=None,
+            output=None,
+            failed=False,
+            latency_s=0.0,
+            start_unix_nano=0,
+            steps=(),
+            incomplete=True,
+        )
     return _Builder(trace, tree, mappings).trajectory()
 
 

@@ -11,10 +11,10 @@ One message list reader serves every convention, because the shapes overlap:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from collector.normalize.values import INVALID, parse_json
+from collector.normalize.values import INVALID, json_ready, parse_json
 
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "model"})
@@ -143,3 +143,27 @@ def requested(call_id: Any, name: Any, arguments: Any) -> RequestedCall | None:
         parsed = parse_json(raw)
         args = raw if parsed is INVALID else parsed
     return RequestedCall(call_id if isinstance(call_id, str) and call_id else None, name, args, raw)
+
+
+def flattened_calls(
+    attributes: Mapping[str, Any],
+    prefix: str,
+    inner: str,
+    name_key: str,
+    arguments_key: str,
+    *,
+    limit: int,
+) -> list[RequestedCall]:
+    """The calls flattened into attributes as ``{prefix}{j}.{inner}{key}`` (j = 0, 1, …),
+    in index order, up to the first index without a name (at most ``limit``)."""
+    calls: list[RequestedCall] = []
+    for j in range(limit):
+        call = f"{prefix}{j}.{inner}"
+        name = attributes.get(call + name_key)
+        if name is None:
+            break
+        arguments = json_ready(attributes.get(call + arguments_key))
+        made = requested(attributes.get(call + "id"), name, arguments)
+        if made is not None:
+            calls.append(made)
+    return calls

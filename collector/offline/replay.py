@@ -46,12 +46,10 @@ from collector.normalize import session_key
 from collector.offline.readers import PayloadFormat, TraceFileError, expand_paths, read_payloads
 from collector.offline.reports.sink import SummarySink
 from collector.offline.reports.summary import RunSummary
-from collector.processing.processor import TraceProcessor
-from collector.processing.wiring import ActiveSpecs, build_judges, decoder_selector
+from collector.processing.wiring import ActiveSpecs, build_stage, decoder_selector
 from collector.sinks import ResultSink
 from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.telemetry.registry import Telemetry
-from evaluators.runner import EvaluationRunner, bind_always
 
 log = logging.getLogger(__name__)
 
@@ -96,30 +94,26 @@ class Replayer:
         self.telemetry = Telemetry()
         self.summary = RunSummary()
         specs = ActiveSpecs(config, self.telemetry)
-        self._processor = TraceProcessor(
+        self._clock = ManualClock()
+        sessions = specs().has_session_specs
+        self._stage = build_stage(
+            config,
             specs,
-            bind_always(config.evaluation.always),
             [SummarySink(self.summary), *_file_sinks(results_out, trajectories_out), *sinks],
             self.telemetry,
-            mappings=config.normalization.mappings,
-            runner=EvaluationRunner(timeout_s=config.evaluation.timeout),
-            judges=build_judges(config, self.telemetry),  # awaited (not shed): complete results
+            clock=self._clock,
+            daemon=False,  # judges awaited (not shed): complete, reproducible results
+            sessions=sessions,
         )
         self._selector = decoder_selector(config)
         self._shard = shard = shard or Shard()
         self._progress = progress
-        self._clock = ManualClock()
         self._mappings = config.normalization.mappings
-        sessions = specs().has_session_specs
-        if sessions:
-            self._processor.start_sessions(config.sessions, self._clock)
         sharded = shard.count > 1
         # Traces are sharded by trace id in the decoder, or by session once assembled.
         self._keep = shard.owns if sharded and not sessions else None
         self._by_session = sharded and sessions
-        self._assembler = TraceAssembler(
-            config.assembly, self._clock, self._on_complete, self.telemetry
-        )
+        self._assembler = TraceAssembler(config.assembly, self._clock, self.telemetry)
 
     def run(self, inputs: Iterable[str], strict: bool = False) -> RunSummary:
         """Replay every file named by ``inputs`` (files, directories, globs).
@@ -133,10 +127,10 @@ class Replayer:
                 if self._shard.keeps_file_counts:
                     self.summary.read.files += 1
                 self._replay_file(path, strict)
-            self._assembler.flush(CompletionReason.END_OF_INPUT)
-            self._processor.flush_sessions(SessionCompletion.END_OF_INPUT)
+            self._assembler.flush(CompletionReason.END_OF_INPUT, self._evaluate)
+            self._stage.flush_sessions(SessionCompletion.END_OF_INPUT)
         finally:
-            self._processor.close()
+            self._stage.close()
         return self.summary
 
     def _replay_file(self, path: Path, strict: bool) -> None:
@@ -164,13 +158,15 @@ class Replayer:
             # Trace time drives completion: the clock jumps to the newest span end.
             self._clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
             self._add(batch.spans)
-        self._assembler.tick()
-        self._processor.tick_sessions()
+        self._assembler.tick(self._evaluate)
+        self._stage.tick_sessions()
         if self._progress is not None:
             self._progress(self.summary.traces)
 
     def _add(self, spans: Sequence[Span]) -> None:
-        rejected = self._assembler.add(spans).rejected
+        result = self._assembler.add(spans, self._evaluate)
+        assert result is not None  # _evaluate always takes the trace
+        rejected = result.rejected
         if not self._by_session or self._shard.keeps_file_counts:
             # by session, every worker decoded and assembled every span: shard 0 counts
             self.summary.spans += len(spans)
@@ -184,12 +180,15 @@ class Replayer:
             log.warning("skipped corrupt record %s", where_and_why)
         read.add_corrupt(where_and_why)
 
-    def _on_complete(self, trace: Trace) -> None:
+    def _evaluate(self, trace: Trace) -> bool:
+        """The assembler's offer: every completed trace is taken (evaluated here, or
+        left to the worker that owns its session)."""
         if self._by_session and not self._owns_session_of(trace):
-            return  # another worker's: it decoded and assembled it too
+            return True  # another worker's: it decoded and assembled it too
         self.summary.traces += 1
-        if self._processor.process(trace) is None:
+        if self._stage.process(trace) is None:
             self.summary.untraceable += 1
+        return True
 
     def _owns_session_of(self, trace: Trace) -> bool:
         service, session = session_key(trace, self._mappings)

@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from collector.config.settings import Config, ConfigError
+from collector.core.clock import Clock
 from collector.decode import AttributeSelector
 from collector.normalize import ATTRIBUTE_SELECTOR
-from collector.processing.processor import TraceProcessor
+from collector.processing.fanout import SinkFanout
+from collector.processing.judge_metrics import PrometheusJudgeMetrics
+from collector.processing.judging import JudgeHandoff
+from collector.processing.processor import EvaluationPlan, TraceProcessor
+from collector.processing.sessions import SessionStage
 from collector.processing.spec_watch import Fingerprint, fingerprint
+from collector.processing.stage import EvaluationStage
 from collector.sinks import ResultSink
 from collector.sinks.jsonl import ResultsFileSink, TrajectoriesFileSink
 from collector.sinks.metrics import MetricsSink
 from collector.sinks.otlp import OtlpSink
-from collector.telemetry.judges import PrometheusJudgeMetrics
 from collector.telemetry.registry import Telemetry
 from evaluators.judges.settings import JudgeKeyError
 from evaluators.judges.setup import start_worker
 from evaluators.judges.worker import JudgeWorker
-from evaluators.runner import BoundEvaluator, EvaluationRunner, bind_always
+from evaluators.runner import EvaluationRunner, bind_always
 from evaluators.spec import SpecError, SpecSet, load_specs
 
 log = logging.getLogger(__name__)
@@ -46,7 +51,7 @@ class ActiveSpecs:
         before = fingerprint(config.spec_paths())
         self._current = load_specs(config.spec_paths(), judges=self._judges)  # errors propagate
         self._seen = self._with_sources(before, self._current)
-        telemetry.specs_loaded.set(len(self._current))
+        telemetry.evaluation.specs_loaded.set(len(self._current))
 
     def __call__(self) -> SpecSet:
         return self._current
@@ -59,14 +64,14 @@ class ActiveSpecs:
                 fresh = load_specs(self._config.spec_paths(), judges=self._judges)
             except (SpecError, OSError) as exc:  # OSError: e.g. a spec directory unlistable
                 self._seen = before
-                self._telemetry.config_reloads.labels("failure").inc()
+                self._telemetry.evaluation.config_reloads.labels("failure").inc()
                 log.error(
                     "spec reload failed, keeping the %d active specs: %s", len(self._current), exc
                 )
                 return False
             self._current, self._seen = fresh, self._with_sources(before, fresh)
-        self._telemetry.config_reloads.labels("success").inc()
-        self._telemetry.specs_loaded.set(len(fresh))
+        self._telemetry.evaluation.config_reloads.labels("success").inc()
+        self._telemetry.evaluation.specs_loaded.set(len(fresh))
         log.info("specs reloaded: %d active", len(fresh))
         return True
 
@@ -137,7 +142,7 @@ def build_sinks(
     return sinks
 
 
-def build_judges(config: Config, telemetry: Telemetry) -> JudgeWorker | None:
+def start_judge_worker(config: Config, telemetry: Telemetry) -> JudgeWorker | None:
     """The judge worker for ``judges.endpoints`` (None when none is configured).
 
     Its metrics go to ``telemetry``'s registry; close it (or the processor that
@@ -159,19 +164,38 @@ def build_judges(config: Config, telemetry: Telemetry) -> JudgeWorker | None:
         raise ConfigError(f"judges.endpoints.{exc}") from None
 
 
-def build_processor(
-    config: Config, specs: ActiveSpecs, sinks: Sequence[ResultSink], telemetry: Telemetry
-) -> TraceProcessor:
-    """The daemon's processor: judge work is handed over, never awaited (shed when full)."""
-    always: list[BoundEvaluator] = bind_always(config.evaluation.always)
-    return TraceProcessor(
+def build_stage(
+    config: Config,
+    specs: Callable[[], SpecSet],
+    sinks: Sequence[ResultSink],
+    telemetry: Telemetry,
+    *,
+    clock: Clock,
+    daemon: bool,
+    sessions: bool = True,
+) -> EvaluationStage:
+    """The evaluation side of ``evald serve`` (``daemon``) and ``evald replay``.
+
+    The daemon hands judge work over and never waits (a full judge queue sheds it,
+    counted); replay awaits every judge, for complete and reproducible results. Both
+    drain judges within ``judges.drain_timeout`` when they close. ``sessions``: hold
+    turns for ``scope: session`` specs, completed on ``clock``.
+    """
+    plan = EvaluationPlan(
         specs,
-        always,
-        sinks,
-        telemetry,
-        mappings=config.normalization.mappings,
-        runner=EvaluationRunner(timeout_s=config.evaluation.timeout),
-        judges=build_judges(config, telemetry),
-        wait_for_judges=False,
-        judge_drain_timeout=config.judges.drain_timeout,
+        bind_always(config.evaluation.always),
+        EvaluationRunner(timeout_s=config.evaluation.timeout),
+        config.normalization.mappings,
     )
+    judges = JudgeHandoff(
+        start_judge_worker(config, telemetry),
+        wait=not daemon,
+        drain_timeout=config.judges.drain_timeout,
+    )
+    processor = TraceProcessor(plan, SinkFanout(sinks, telemetry), telemetry, judges)
+    session_stage = (
+        SessionStage(config.sessions, clock, telemetry, processor.process_session)
+        if sessions
+        else None
+    )
+    return EvaluationStage(processor, session_stage)

@@ -16,10 +16,6 @@ not POST / other path             UNIMPLEMENTED (grpc)         405 / 404
 unexpected exception              INTERNAL                     500
 ================================  ===========================  ==========================
 
-Both share the lifecycle ``start()`` / ``shutdown(grace)`` / ``port``.
+Both share the lifecycle ``start()`` / ``shutdown(grace)`` / ``port``: ``GrpcReceiver`` in
+``receivers.grpc``, ``HttpReceiver`` in ``receivers.http``.
 """
-
-from collector.receivers.grpc import GrpcReceiver
-from collector.receivers.http import HttpReceiver
-
-__all__ = ["GrpcReceiver", "HttpReceiver"]

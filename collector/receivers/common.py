@@ -110,11 +110,12 @@ class Ingest:
         self._telemetry = telemetry
         self._retry_after_s = retry_after_s
         self._log = log or RateLimitedLog(_log)
-        self._received = telemetry.spans_received.labels(transport=transport)
-        self._invalid = telemetry.spans_refused.labels(transport=transport, reason="invalid")
-        self._rejected = telemetry.spans_refused.labels(transport=transport, reason="rejected")
-        self._overloaded = telemetry.spans_refused.labels(transport=transport, reason="overloaded")
-        self._own_output = telemetry.spans_dropped.labels(transport=transport, reason="own_output")
+        ingest = telemetry.ingest
+        self._received = ingest.spans_received.labels(transport=transport)
+        self._invalid = ingest.spans_refused.labels(transport=transport, reason="invalid")
+        self._rejected = ingest.spans_refused.labels(transport=transport, reason="rejected")
+        self._overloaded = ingest.spans_refused.labels(transport=transport, reason="overloaded")
+        self._own_output = ingest.spans_dropped.labels(transport=transport, reason="own_output")
 
     def export(self, decode: Decoder, payload: bytes) -> PartialSuccess:
         """Decode and consume ``payload``; raise ``ExportError`` if nothing was kept."""
@@ -154,11 +155,11 @@ class Ingest:
         if result.rejected:
             self._rejected.inc(result.rejected)
         if batch.truncated_values:
-            self._telemetry.attribute_values_truncated.inc(batch.truncated_values)
+            self._telemetry.ingest.attribute_values_truncated.inc(batch.truncated_values)
 
     def refused(self, status: str, refusal: ExportError) -> None:
         """Count an error answer (``status`` is the transport's code) and maybe log it."""
-        self._telemetry.requests_failed.labels(transport=self.transport, status=status).inc()
+        self._telemetry.ingest.requests_failed.labels(transport=self.transport, status=status).inc()
         self._log.log(
             f"{status}:{refusal.refusal.value}",
             logging.WARNING,
@@ -167,7 +168,7 @@ class Ingest:
 
     def crashed(self, status: str, exc: BaseException) -> ExportError:
         """Count and log an unexpected exception; the refusal to answer with."""
-        self._telemetry.requests_failed.labels(transport=self.transport, status=status).inc()
+        self._telemetry.ingest.requests_failed.labels(transport=self.transport, status=status).inc()
         self._log.log(
             f"{status}:{type(exc).__name__}",
             logging.ERROR,

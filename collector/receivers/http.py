@@ -20,7 +20,7 @@ from collector.decode import AttributeSelector, decode_json, decode_protobuf
 from collector.receivers.common import Decoder, ExportError, Ingest, PartialSuccess, Refusal
 from collector.receivers.encoding import export_response, status_body
 from collector.receivers.handoff import SpanConsumer
-from collector.receivers.lifecycle import WebServer
+from collector.receivers.lifecycle import WebServer, WebService
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
 
@@ -53,7 +53,7 @@ _IDENTITY = frozenset({"", "identity"})
 _GZIP = frozenset({"gzip", "x-gzip"})
 
 
-class HttpReceiver:
+class HttpReceiver(WebService):
     """Serves OTLP/HTTP on ``config.http.endpoint`` in the running event loop.
 
     Lifecycle as ``GrpcReceiver``: ``start`` binds (``port`` tells which port),
@@ -80,19 +80,6 @@ class HttpReceiver:
             ssl_context=self._security.ssl_context(),
             auto_decompress=False,
         )
-
-    @property
-    def port(self) -> int:
-        """The bound TCP port; ``RuntimeError`` unless serving."""
-        return self._server.port
-
-    async def start(self) -> None:
-        """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
-        await self._server.start()
-
-    async def shutdown(self, grace: float) -> None:
-        """Stop accepting, give in-flight exports ``grace`` seconds, then cancel them."""
-        await self._server.shutdown(grace)
 
     def _make_app(self) -> web.Application:
         # client_max_size caps request.read() at the same limit as the decompressed body:

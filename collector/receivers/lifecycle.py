@@ -84,3 +84,22 @@ class WebServer:
             server.pre_shutdown()  # idle keep-alive connections close now
             await server.shutdown(grace)  # busy ones get ``grace`` seconds, then cancelled
         await runner.cleanup()
+
+
+class WebService:
+    """An HTTP service whose lifecycle is its ``WebServer``'s (subclasses set ``_server``)."""
+
+    _server: WebServer
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port; ``RuntimeError`` unless serving."""
+        return self._server.port
+
+    async def start(self) -> None:
+        """Bind and start serving; ``OSError`` naming the endpoint if it cannot bind."""
+        await self._server.start()
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop accepting, give in-flight requests ``grace`` seconds, then cancel them."""
+        await self._server.shutdown(grace)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from collector.sinks.base import ResultSink
 from collector.sinks.rotating import RotatingFile
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
@@ -77,7 +78,7 @@ def _scalars(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in attributes.items() if isinstance(value, _SCALARS)}
 
 
-class _JsonLinesFile:
+class _JsonLinesFile(ResultSink):
     """JSON lines appended to ``path``, rotated by size when ``max_size`` is set."""
 
     def __init__(self, path: Path, max_size: int | None = None, max_backups: int = 0) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from prometheus_client.metrics import MetricWrapperBase
 
+from collector.sinks.base import ResultSink
 from collector.telemetry.registry import Telemetry
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
@@ -56,13 +57,13 @@ class _Bound:
         return child
 
 
-class MetricsSink:
+class MetricsSink(ResultSink):
     """Updates the ``evald_*`` trajectory and evaluation metrics of ``telemetry``."""
 
     name = "prometheus"
 
     def __init__(self, telemetry: Telemetry) -> None:
-        self._t = t = telemetry
+        self._t = t = telemetry.results
         self._traces_evaluated = _Bound(t.traces_evaluated)
         self._traces_failed = _Bound(t.traces_failed)
         self._traces_without_tools = _Bound(t.traces_without_tools)

@@ -9,7 +9,7 @@ Per evaluated trace (``outputs.otlp``):
 - ``forward_spans``: the trace's own spans, root annotated with ``evald.*`` counts,
   so evald can sit inline between agents and the backend.
 
-A session's results (a merged trajectory, through ``write_session_to``'s fallback
+A session's results (a merged trajectory, through ``ResultSink.write_session``'s default
 and, for judges, ``write_outcomes``) take the same forms in the session's last
 turn, marked as session results (``otlp_records.session_attributes``).
 
@@ -33,6 +33,7 @@ from collector.config.settings import OtlpOutput
 from collector.core.build_info import installed_version
 from collector.core.records import Trace
 from collector.receivers.own_output import EVALUATION_OUTPUT, OUTPUT_ATTRIBUTE, SCOPE_NAME
+from collector.sinks.base import ResultSink
 from collector.sinks.otlp_export import Channel, log_channel, span_channel
 from collector.sinks.otlp_records import (
     evaluation_log_records,
@@ -46,7 +47,7 @@ from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 
 
-class OtlpSink:
+class OtlpSink(ResultSink):
     """Sends evaluation spans, log records and forwarded spans to ``config.endpoint``.
 
     ``write`` / ``write_outcomes`` / ``write_trace`` may be called from any thread.
@@ -89,7 +90,7 @@ class OtlpSink:
             return
         now = self._clock_ns()
         resource, scope = self._resource, self._scope
-        # Sessions reach here through write_session_to's fallback, and a session's
+        # Sessions reach here through ResultSink.write_session's default, and a session's
         # judge results later through write_outcomes: the trajectory tells.
         extra = session_attributes(trajectory)
         if self._spans is not None and self._config.evaluation_spans:

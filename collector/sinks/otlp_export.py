@@ -81,7 +81,7 @@ class Counts:
     """The ``evald_otlp_export_items_total`` series of one signal."""
 
     def __init__(self, telemetry: Telemetry, signal: str) -> None:
-        items = telemetry.otlp_export_items
+        items = telemetry.results.otlp_export_items
         self.sent = items.labels(signal, "sent")
         self.failed = items.labels(signal, "failed")
         self.dropped = items.labels(signal, "dropped")

@@ -1,4 +1,4 @@
-"""Plumbing shared by the built-ins that compare a trajectory with a reference.
+"""The one base of the built-ins that compare a trajectory with a reference.
 
 The *predicted* trajectory is the executed steps of ``step_kinds`` (the spec's,
 by default tools only); the reference is the criteria's ``trajectory``; one
@@ -8,16 +8,32 @@ reference item matches one step per the ``args`` setting (see
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from evaluators.argmatch import matcher_for
-from evaluators.base import Evaluator
-from evaluators.builtin.trajectory_match import TrajectoryCriteria, TrajectoryMatchConfig
+from pydantic import Field
+
+from evaluators.argmatch import ArgsSetting, matcher_for
+from evaluators.base import Criteria, Evaluator, EvaluatorConfig
 from evaluators.matching import CallMatcher, Pairs, called_steps, summarize
 from evaluators.reference import ExpectedStep
 from evaluators.results import EvaluationResult
-from evaluators.trajectory import Step, Trajectory
+from evaluators.trajectory import Step, StepKind, Trajectory
+
+
+class TrajectoryCriteria(Criteria):
+    """The reference trajectory (usually from the spec's ``reference.trajectory``)."""
+
+    trajectory: tuple[ExpectedStep, ...]
+
+
+class TrajectoryMatchConfig(EvaluatorConfig):
+    """Which steps form the trajectory and how arguments are compared."""
+
+    step_kinds: tuple[StepKind, ...] = Field(default=(StepKind.TOOL,), min_length=1)
+    args: ArgsSetting = "auto"  # auto | exact | ignore, or an args mapping (evaluators.argmatch)
+
 
 ReferenceConfig = TrajectoryMatchConfig
 """``step_kinds`` and ``args``: the config of every reference-trajectory evaluator."""
@@ -37,11 +53,11 @@ class ReferenceEvaluator(Evaluator[TrajectoryCriteria, ReferenceConfig]):
         predicted = called_steps(trajectory, self.config.step_kinds)
         return self.judge(criteria.trajectory, predicted)
 
+    @abstractmethod
     def judge(
         self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]
     ) -> EvaluationResult:
         """Judge ``predicted`` against ``reference``."""
-        raise NotImplementedError
 
 
 def match_details(

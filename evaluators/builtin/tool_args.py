@@ -20,7 +20,7 @@ from pydantic import Field
 from evaluators.argmatch import ArgComparator, ArgScore, ArgsMatch
 from evaluators.assignment import best_assignment
 from evaluators.base import Evaluator, EvaluatorConfig
-from evaluators.builtin.trajectory_match import TrajectoryCriteria
+from evaluators.builtin.reference_base import TrajectoryCriteria
 from evaluators.matching import called_steps, same_call
 from evaluators.reference import ExpectedStep
 from evaluators.results import NumericResult

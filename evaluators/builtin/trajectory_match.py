@@ -23,16 +23,19 @@ Scores:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import Field
 
-from evaluators.argmatch import ArgsSetting, matcher_for
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.builtin.reference_base import (
+    ReferenceEvaluator,
+    TrajectoryCriteria,
+    TrajectoryMatchConfig,
+    match_details,
+    ratio,
+)
 from evaluators.matching import (
-    CallMatcher,
     Pairs,
-    called_steps,
     exact_sequence,
     explain,
     maximum_matching,
@@ -41,45 +44,13 @@ from evaluators.matching import (
 )
 from evaluators.reference import ExpectedStep
 from evaluators.results import BooleanResult, NumericResult
-from evaluators.trajectory import Step, StepKind, Trajectory
-
-
-class TrajectoryCriteria(Criteria):
-    """The reference trajectory (usually from the spec's ``reference.trajectory``)."""
-
-    trajectory: tuple[ExpectedStep, ...]
-
-
-class TrajectoryMatchConfig(EvaluatorConfig):
-    """Which steps form the trajectory and how arguments are compared."""
-
-    step_kinds: tuple[StepKind, ...] = Field(default=(StepKind.TOOL,), min_length=1)
-    args: ArgsSetting = "auto"  # auto | exact | ignore, or an args mapping (evaluators.argmatch)
+from evaluators.trajectory import Step, Trajectory
 
 
 class BinaryMatchConfig(TrajectoryMatchConfig):
     """For 0/1 scores the verdict is obvious: pass only on a match."""
 
     threshold: float | None = 1.0
-
-
-class _TrajectoryEvaluator(Evaluator[TrajectoryCriteria, TrajectoryMatchConfig]):
-    """Shared plumbing: select the predicted steps, build the matcher, score."""
-
-    criteria_model = TrajectoryCriteria
-    config_model = TrajectoryMatchConfig
-
-    def __init__(self, config: TrajectoryMatchConfig) -> None:
-        super().__init__(config)
-        self.matches: CallMatcher = matcher_for(config.args)
-
-    def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> NumericResult:
-        predicted = called_steps(trajectory, self.config.step_kinds)
-        return self.score(criteria.trajectory, predicted)
-
-    def score(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
-        """Score ``predicted`` against ``reference``."""
-        raise NotImplementedError
 
 
 def _result(
@@ -91,28 +62,18 @@ def _result(
 ) -> NumericResult:
     """A result whose details list both trajectories and what was left over."""
     summary = summarize(reference, predicted, pairs)
-    details: dict[str, Any] = {
-        "reference": [item.label() for item in reference],
-        "predicted": [step.name for step in predicted],
-        "matched": [list(pair) for pair in pairs],
-        "missing": summary.missing,
-        "extra": summary.extra,
-    }
+    details = match_details(reference, predicted, pairs)
     return NumericResult(score=score, explanation=explanation or explain(summary), details=details)
 
 
-def _ratio(matched: int, total: int, empty: float) -> float:
-    return matched / total if total else empty
-
-
-class TrajectoryExactMatch(_TrajectoryEvaluator):
+class TrajectoryExactMatch(ReferenceEvaluator):
     """1 if the predicted trajectory is the reference: same calls, same order, nothing extra."""
 
     id = "trajectory_exact_match"
     config_model = BinaryMatchConfig
     description = __doc__ or ""
 
-    def score(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
+    def judge(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
         if exact_sequence(reference, predicted, self.matches):
             return _result(1.0, reference, predicted, [(i, i) for i in range(len(predicted))])
         pairs = maximum_matching(reference, predicted, self.matches)
@@ -122,14 +83,14 @@ class TrajectoryExactMatch(_TrajectoryEvaluator):
         )
 
 
-class TrajectoryInOrderMatch(_TrajectoryEvaluator):
+class TrajectoryInOrderMatch(ReferenceEvaluator):
     """1 if every reference call appears in the prediction in the same order (extras allowed)."""
 
     id = "trajectory_in_order_match"
     config_model = BinaryMatchConfig
     description = __doc__ or ""
 
-    def score(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
+    def judge(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
         pairs = ordered_matching(reference, predicted, self.matches)
         if len(pairs) == len(reference):
             return _result(1.0, reference, predicted, pairs)
@@ -150,39 +111,39 @@ def _order_text(reference: Sequence[ExpectedStep], present: set[int], pairs: Pai
     return "; ".join(parts)
 
 
-class TrajectoryAnyOrderMatch(_TrajectoryEvaluator):
+class TrajectoryAnyOrderMatch(ReferenceEvaluator):
     """1 if every reference call appears in the prediction, in any order (extras allowed)."""
 
     id = "trajectory_any_order_match"
     config_model = BinaryMatchConfig
     description = __doc__ or ""
 
-    def score(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
+    def judge(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
         pairs = maximum_matching(reference, predicted, self.matches)
         return _result(float(len(pairs) == len(reference)), reference, predicted, pairs)
 
 
-class TrajectoryPrecision(_TrajectoryEvaluator):
+class TrajectoryPrecision(ReferenceEvaluator):
     """Share of predicted calls that match a reference call (each reference call used once)."""
 
     id = "trajectory_precision"
     description = __doc__ or ""
 
-    def score(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
+    def judge(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
         pairs = maximum_matching(reference, predicted, self.matches)
         empty = 0.0 if reference else 1.0
-        return _result(_ratio(len(pairs), len(predicted), empty), reference, predicted, pairs)
+        return _result(ratio(len(pairs), len(predicted), empty), reference, predicted, pairs)
 
 
-class TrajectoryRecall(_TrajectoryEvaluator):
+class TrajectoryRecall(ReferenceEvaluator):
     """Share of reference calls found in the prediction (each predicted call used once)."""
 
     id = "trajectory_recall"
     description = __doc__ or ""
 
-    def score(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
+    def judge(self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]) -> NumericResult:
         pairs = maximum_matching(reference, predicted, self.matches)
-        return _result(_ratio(len(pairs), len(reference), 1.0), reference, predicted, pairs)
+        return _result(ratio(len(pairs), len(reference), 1.0), reference, predicted, pairs)
 
 
 class SingleToolCriteria(Criteria):
@@ -215,3 +176,15 @@ def _tool_use_text(tool: str, executed: int, requested: int) -> str:
     if requested:
         return f"{tool} requested but never executed"
     return f"{tool} not called"
+
+
+__all__ = [
+    "BinaryMatchConfig",
+    "TrajectoryAnyOrderMatch",
+    "TrajectoryCriteria",
+    "TrajectoryExactMatch",
+    "TrajectoryInOrderMatch",
+    "TrajectoryMatchConfig",
+    "TrajectoryPrecision",
+    "TrajectoryRecall",
+]

@@ -1,7 +1,7 @@
 """What the judges report about themselves, without depending on a metrics library.
 
 ``evaluators`` never imports ``collector``; the daemon passes an implementation
-backed by its Prometheus registry (``collector.telemetry.judges``). ``judge`` label
+backed by its Prometheus registry (``collector.processing.judge_metrics``). ``judge`` label
 values are configured judge names, never traffic, so cardinality is bounded.
 """
 

@@ -60,7 +60,7 @@ def get(admin: AdminServer, path: str, method: str = "GET", **headers: str) -> A
 
 
 def test_metrics_in_prometheus_text_format(admin: AdminServer, telemetry: Telemetry) -> None:
-    telemetry.spans_received.labels(transport="grpc").inc(3)
+    telemetry.ingest.spans_received.labels(transport="grpc").inc(3)
 
     answer = get(admin, "/metrics")
 
@@ -70,7 +70,7 @@ def test_metrics_in_prometheus_text_format(admin: AdminServer, telemetry: Teleme
 
 
 def test_metrics_in_openmetrics_when_asked(admin: AdminServer, telemetry: Telemetry) -> None:
-    telemetry.spans_received.labels(transport="http").inc()
+    telemetry.ingest.spans_received.labels(transport="http").inc()
 
     answer = get(admin, "/metrics", Accept="application/openmetrics-text; version=1.0.0")
 

@@ -22,7 +22,7 @@ from support.sdk_spans import TOOL_SPAN, make_spans
 
 from collector.config.settings import Listener, OtlpReceivers
 from collector.decode import AttributeSelector
-from collector.receivers import GrpcReceiver
+from collector.receivers.grpc import GrpcReceiver
 from collector.telemetry.registry import Telemetry
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 
 from collector.config.settings import Listener, OtlpReceivers
 from collector.decode import AttributeSelector
-from collector.receivers import HttpReceiver
+from collector.receivers.http import HttpReceiver
 from collector.telemetry.registry import Telemetry
 
 if TYPE_CHECKING:

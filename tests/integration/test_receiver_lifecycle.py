@@ -25,10 +25,9 @@ from collector.config.settings import Admin, Listener, OtlpReceivers
 from collector.core.clock import ManualClock
 from collector.daemon.admin import AdminServer
 from collector.decode import AttributeSelector
-from collector.receivers import GrpcReceiver, HttpReceiver
 from collector.receivers.common import ExportError, RateLimitedLog, Refusal
-from collector.receivers.grpc import SERVICE
-from collector.receivers.http import gunzip
+from collector.receivers.grpc import SERVICE, GrpcReceiver
+from collector.receivers.http import HttpReceiver, gunzip
 from collector.telemetry.registry import Telemetry
 
 if TYPE_CHECKING:
@@ -149,29 +148,46 @@ def test_open_health_watch_streams_do_not_hold_shutdown(
     assert seen[-1] in ended
 
 
-def throttled_proxy(target_port: int, bytes_per_s: int) -> int:
-    """A loopback TCP proxy that forwards client bytes at ``bytes_per_s``; its port."""
-    listener = socket.create_server(("127.0.0.1", 0))
+class ThrottledProxy:
+    """A loopback TCP proxy that forwards client bytes at ``bytes_per_s``."""
 
-    def pump(source: socket.socket, sink: socket.socket, slow: bool) -> None:
+    def __init__(self, target_port: int, bytes_per_s: int) -> None:
+        self._target_port = target_port
+        self._bytes_per_s = bytes_per_s
+        self._forwarded = 0  # client bytes passed on so far
+        self._changed = threading.Condition()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def wait_forwarded(self, count: int, timeout: float = 30) -> bool:
+        """True once ``count`` client bytes went through, False at ``timeout``."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._forwarded >= count, timeout)
+
+    def _pump(self, source: socket.socket, sink: socket.socket, slow: bool) -> None:
         with contextlib.suppress(OSError):
             while data := source.recv(4096):
                 sink.sendall(data)
                 if slow:
-                    time.sleep(len(data) / bytes_per_s)
+                    with self._changed:
+                        self._forwarded += len(data)
+                        self._changed.notify_all()
+                    time.sleep(len(data) / self._bytes_per_s)  # the throttle itself
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
 
-    def accept() -> None:
+    def _accept(self) -> None:
         with contextlib.suppress(OSError):
             while True:
-                client, _ = listener.accept()
-                server = socket.create_connection(("127.0.0.1", target_port))
-                threading.Thread(target=pump, args=(client, server, True), daemon=True).start()
-                threading.Thread(target=pump, args=(server, client, False), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    return int(listener.getsockname()[1])
+                client, _ = self._listener.accept()
+                server = socket.create_connection(("127.0.0.1", self._target_port))
+                threading.Thread(
+                    target=self._pump, args=(client, server, True), daemon=True
+                ).start()
+                threading.Thread(
+                    target=self._pump, args=(server, client, False), daemon=True
+                ).start()
 
 
 @pytest.mark.integration
@@ -182,7 +198,8 @@ def test_an_export_still_uploading_at_shutdown_gets_the_grace(
     # cut off a request whose body was still arriving (gRPC calls the handler after).
     receiver = grpc_receiver("127.0.0.1:0", consumer, telemetry)
     loop_thread.run(receiver.start())
-    port = throttled_proxy(receiver.port, 1_000_000)
+    proxy = ThrottledProxy(receiver.port, 1_000_000)
+    port = proxy.port
     big = KeyValue(key="big", value=AnyValue(string_value="x" * 2_000_000))
     span = PbSpan(trace_id=b"\1" * 16, span_id=b"\2" * 8, name="s", attributes=[big])
     request = ExportTraceServiceRequest(
@@ -201,7 +218,7 @@ def test_an_export_still_uploading_at_shutdown_gets_the_grace(
 
     sender = threading.Thread(target=export)
     sender.start()
-    time.sleep(0.7)  # about a third of the body is through
+    assert proxy.wait_forwarded(len(request) // 3)  # about a third of the body is through
     loop_thread.run(receiver.shutdown(10.0), timeout=30)
     sender.join(30)
     assert outcome == ["OK"]

@@ -36,7 +36,8 @@ from collector.config.settings import (
 )
 from collector.daemon.serve import Daemon
 from collector.decode import AttributeSelector
-from collector.receivers import GrpcReceiver, HttpReceiver
+from collector.receivers.grpc import GrpcReceiver
+from collector.receivers.http import HttpReceiver
 from collector.receivers.security import ReceiverSecurity, ReceiverSecurityError, load_security
 from collector.telemetry.registry import Telemetry
 

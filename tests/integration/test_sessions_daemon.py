@@ -25,7 +25,6 @@ from support.daemon_harness import (
 from support.otlp_backend import OtlpBackend, attributes
 
 from collector.config.settings import OtlpOutput, Outputs
-from collector.sinks import write_more, write_to
 from collector.sinks.otlp import OtlpSink
 from collector.telemetry.registry import Telemetry
 from evaluators.results import NumericResult
@@ -173,7 +172,7 @@ def test_session_results_reach_the_otlp_backend_marked_as_a_session(
 
 def test_a_sessions_late_judge_results_are_marked_too(telemetry: Telemetry) -> None:
     # Found by review: judge results of a session spec arrive later, through
-    # write_outcomes (write_more), not write_session: they went out unmarked.
+    # write_outcomes, not write_session: they went out unmarked.
     turns = [
         Trajectory(f"{n:032x}", "svc", "agent", "conv-1", "hi", "ok", False, 1.0, n * 10**9, (),
                    root_span_id=f"{n:016x}")
@@ -185,8 +184,8 @@ def test_a_sessions_late_judge_results_are_marked_too(telemetry: Telemetry) -> N
     config = OtlpOutput(endpoint=backend.endpoint, schedule_delay=0.01, log_records=True)
     sink = OtlpSink(config, telemetry)
     try:
-        write_more(sink, session, judged)  # the judge worker's path
-        write_to(sink, turns[0], judged)  # one trace's results: unmarked
+        sink.write_outcomes(session, judged)  # the judge worker's path
+        sink.write(turns[0], judged)  # one trace's results: unmarked
         sink.close()
         assert backend.wait_for(lambda: len(backend.spans) == 2 and len(backend.logs) == 2)
     finally:

@@ -10,11 +10,14 @@ from collector.core.clock import ManualClock
 from collector.core.records import CompletionReason, Resource, Span, Trace
 from collector.daemon.pipeline import Pipeline
 from collector.processing.processor import TraceProcessor
+from collector.processing.stage import EvaluationStage
+from collector.sinks.base import ResultSink
 from collector.telemetry.registry import Telemetry
-from evaluators.runner import Outcome, bind_always
+from evaluators.runner import Outcome
 from evaluators.session_merge import session_turns
 from evaluators.spec import SpecSet, build_spec
 from evaluators.trajectory import Trajectory
+from support.stages import make_stage
 
 RESOURCE = Resource("svc", {"service.name": "svc"})
 
@@ -54,7 +57,7 @@ def trace(n: int, *tools: str, session: str | None = "s-1") -> Trace:
     return Trace(trace_id, tuple(spans), CompletionReason.IDLE, 0.0, 0.0)
 
 
-class RecordingSink:
+class RecordingSink(ResultSink):
     """Remembers which path each write took."""
 
     name = "recording"
@@ -77,12 +80,19 @@ class RecordingSink:
 
 def make_processor(
     telemetry: Telemetry, sinks: list[Any], specs: SpecSet | None = None
-) -> tuple[TraceProcessor, ManualClock]:
+) -> tuple[EvaluationStage, ManualClock]:
+    """An evaluation stage with sessions (idle 60 s) on a manual clock at 100."""
     chosen = specs if specs is not None else SpecSet([TRACE_SPEC, SESSION_SPEC])
-    processor = TraceProcessor(lambda: chosen, bind_always(["failure"]), sinks, telemetry)
     clock = ManualClock(100.0)
-    processor.start_sessions(Sessions(idle_timeout=60), clock)
-    return processor, clock
+    stage = make_stage(
+        chosen,
+        sinks,
+        telemetry,
+        always=["failure"],
+        sessions=Sessions(idle_timeout=60),
+        clock=clock,
+    )
+    return stage, clock
 
 
 def metric(telemetry: Telemetry, name: str, **labels: str) -> float:
@@ -98,9 +108,12 @@ def make_pipeline(
         {"assembly": {"idle_timeout": 1}, "sessions": {"idle_timeout": 60}}
     )
     specs = SpecSet([TRACE_SPEC, SESSION_SPEC])
-    processor = processor_class(lambda: specs, bind_always(["failure"]), [sink], telemetry)
     clock = ManualClock(100.0)
-    return Pipeline(config, clock, processor, telemetry), clock
+    stage = make_stage(
+        specs, [sink], telemetry, always=["failure"], sessions=config.sessions, clock=clock,
+        processor_class=processor_class,
+    )  # fmt: skip
+    return Pipeline(config, clock, stage, telemetry), clock
 
 
 async def _start(pipeline: Pipeline) -> None:

@@ -21,11 +21,12 @@ from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
+    flattened_calls,
     last_text,
     requested,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, json_ready, parse_json, text
+from collector.normalize.values import INVALID, parse_json, text
 
 NAME = "openinference"
 SPAN_KIND = "openinference.span.kind"
@@ -136,15 +137,10 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
         message = f"{OUTPUT_MESSAGES}{i}.message."
         if not _has_message(attributes, message):
             break
-        for j in range(_MAX_INDEX):
-            call = f"{message}tool_calls.{j}.tool_call."
-            name = attributes.get(call + "function.name")
-            if name is None:
-                break
-            arguments = json_ready(attributes.get(call + "function.arguments"))
-            made = requested(attributes.get(call + "id"), name, arguments)
-            if made is not None:
-                calls.append(made)
+        calls += flattened_calls(
+            attributes, f"{message}tool_calls.", "tool_call.", "function.name",
+            "function.arguments", limit=_MAX_INDEX,
+        )  # fmt: skip
     return calls
 
 

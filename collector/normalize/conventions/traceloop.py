@@ -9,9 +9,9 @@ on LLM spans marked by ``llm.request.type``; those are read too.
 from __future__ import annotations
 
 from collector.core.records import Span
-from collector.normalize.messages import RequestedCall, requested
+from collector.normalize.messages import RequestedCall, flattened_calls
 from collector.normalize.roles import Role
-from collector.normalize.values import json_ready, text
+from collector.normalize.values import text
 
 NAME = "traceloop"
 SPAN_KIND = "traceloop.span.kind"
@@ -62,15 +62,9 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
         prefix = f"{LEGACY_COMPLETION}{i}."
         if prefix + "role" not in attributes and prefix + "content" not in attributes:
             break
-        for j in range(_MAX_INDEX):
-            call = f"{prefix}tool_calls.{j}."
-            name = attributes.get(call + "name")
-            if name is None:
-                break
-            arguments = json_ready(attributes.get(call + "arguments"))
-            made = requested(attributes.get(call + "id"), name, arguments)
-            if made is not None:
-                calls.append(made)
+        calls += flattened_calls(
+            attributes, f"{prefix}tool_calls.", "", "name", "arguments", limit=_MAX_INDEX
+        )
     return calls
 
 

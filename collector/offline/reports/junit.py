@@ -30,6 +30,7 @@ from typing import IO
 from xml.sax.saxutils import escape, quoteattr
 
 from collector.offline.reports.summary import MetricKey
+from collector.sinks.base import ResultSink
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
 from evaluators.session_merge import session_turns
@@ -76,7 +77,7 @@ def merge_suites(into: dict[str, Suite], other: Mapping[str, Suite]) -> None:
         into.setdefault(name, Suite(name)).merge(suite)
 
 
-class JUnitSpool:
+class JUnitSpool(ResultSink):
     """A result sink writing each (trace, spec) test case to its suite's spool file."""
 
     name = "junit"

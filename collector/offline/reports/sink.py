@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collector.offline.reports.summary import RunSummary
+from collector.sinks.base import ResultSink
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 
 
-class SummarySink:
+class SummarySink(ResultSink):
     """Adds every evaluated trace to ``summary``; O(1) memory per trace."""
 
     name = "summary"

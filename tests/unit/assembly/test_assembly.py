@@ -10,7 +10,7 @@ from collector.assembly.traces import TraceAssembler
 from collector.config.settings import Assembly
 from collector.core.clock import ManualClock
 from collector.core.records import EMPTY_ATTRIBUTES, CompletionReason, Resource, Span, Trace
-from collector.receivers.handoff import ConsumeResult, Overloaded
+from collector.receivers.handoff import ConsumeResult
 from collector.telemetry.registry import Telemetry
 
 RESOURCE = Resource("svc", EMPTY_ATTRIBUTES)
@@ -49,26 +49,28 @@ class Harness:
         self.clock = ManualClock()
         self.telemetry = Telemetry()
         self.done: list[Trace] = []
-        self.fail_with: Exception | None = None
-        self.assembler = TraceAssembler(
-            Assembly(**settings), self.clock, self._on_complete, self.telemetry
-        )
+        self.full = False  # the offer has no room
+        self.assembler = TraceAssembler(Assembly(**settings), self.clock, self.telemetry)
 
-    def _on_complete(self, trace: Trace) -> None:
-        if self.fail_with is not None:
-            raise self.fail_with
+    def offer(self, trace: Trace) -> bool:
+        if self.full:
+            return False
         self.done.append(trace)
+        return True
 
-    def add(self, *spans: Span) -> ConsumeResult:
-        return self.assembler.add(spans)
+    def add(self, *spans: Span) -> ConsumeResult | None:
+        return self.assembler.add(spans, self.offer)
 
     def flush(self, reason: CompletionReason = CompletionReason.SHUTDOWN) -> None:
-        self.assembler.flush(reason)
+        self.assembler.flush(reason, self.offer)
+
+    def tick(self) -> None:
+        self.assembler.tick(self.offer)
 
     def at(self, now: float) -> None:
         """Move the clock to ``now`` and tick."""
         self.clock.set(now)
-        self.assembler.tick()
+        self.tick()
 
     def metric(self, name: str, **labels: str) -> float:
         value = self.telemetry.registry.get_sample_value(name, labels)
@@ -267,7 +269,7 @@ def test_flush_releases_everything_oldest_first(h: Harness) -> None:
     h.add(span(2, 1, parent=9))
     h.at(1.0)
     h.add(span(1, 1), span(3, 1, parent=9))
-    h.assembler.flush(CompletionReason.SHUTDOWN)
+    h.flush(CompletionReason.SHUTDOWN)
     assert h.released() == [(2, "shutdown"), (1, "shutdown"), (3, "shutdown")]
     assert h.assembler.in_flight_traces == h.assembler.in_flight_spans == 0
     assert h.metric("evald_traces_in_flight") == h.metric("evald_spans_in_flight") == 0
@@ -298,59 +300,56 @@ def test_gauges_follow_in_flight_counts(h: Harness) -> None:
     assert h.metric("evald_spans_in_flight") == h.assembler.in_flight_spans == 1
 
 
-# --- on_complete failures ----------------------------------------------------------------
+# --- an offer without room --------------------------------------------------------------
 
 
-def test_on_complete_raising_in_tick_keeps_the_trace(h: Harness) -> None:
+def test_an_offer_without_room_in_tick_keeps_the_trace(h: Harness) -> None:
     h.add(span(1, 1), span(1, 2, parent=1))
-    h.fail_with = Overloaded("queue full")
+    h.full = True
     h.clock.set(IDLE)
-    with pytest.raises(Overloaded):
-        h.assembler.tick()
+    h.tick()
     assert (h.assembler.in_flight_traces, h.assembler.in_flight_spans) == (1, 2)
     assert h.metric("evald_traces_in_flight") == 1
     assert h.metric("evald_traces_completed_total", reason="idle") == 0
     assert h.assembler.next_deadline() == IDLE  # still due: the caller can retry
-    h.fail_with = None
-    h.assembler.tick()
+    h.full = False
+    h.tick()
     assert h.released() == [(1, CompletionReason.IDLE)]
     assert len(h.done[0].spans) == 2
     assert h.assembler.in_flight_traces == 0
 
 
-def test_on_complete_raising_during_eviction_stores_nothing_of_the_batch() -> None:
+def test_an_offer_without_room_during_eviction_stores_nothing_of_the_batch() -> None:
     h = Harness(max_traces=2)
     h.add(span(1, 1, parent=9), span(2, 1, parent=9))
-    h.fail_with = Overloaded("queue full")
-    with pytest.raises(Overloaded):
-        h.add(span(3, 1, parent=9), span(2, 2, parent=9))
+    h.full = True
+    assert h.add(span(3, 1, parent=9), span(2, 2, parent=9)) is None
     assert h.assembler.in_flight_traces == 2
     assert h.assembler.in_flight_spans == 2
     assert h.metric("evald_traces_evicted_total", limit="max_traces") == 0
-    h.fail_with = None
+    h.full = False
     assert h.add(span(3, 1, parent=9), span(2, 2, parent=9)) == ConsumeResult(accepted=2)
     assert h.released() == [(1, CompletionReason.EVICTED)]
     h.flush(CompletionReason.SHUTDOWN)
     assert [len(t.spans) for t in h.done[1:]] == [2, 1]
 
 
-def test_on_complete_raising_in_flush_keeps_the_rest(h: Harness) -> None:
+def test_an_offer_without_room_in_flush_keeps_the_rest(h: Harness) -> None:
     h.add(span(1, 1), span(2, 1), span(3, 1))
     calls = 0
 
-    def second_fails(trace: Trace) -> None:
+    def second_has_no_room(trace: Trace) -> bool:
         nonlocal calls
         calls += 1
         if calls == 2:
-            raise Overloaded("queue full")
+            return False
         h.done.append(trace)
+        return True
 
-    h.assembler._on_complete = second_fails
-    with pytest.raises(Overloaded):
-        h.assembler.flush(CompletionReason.SHUTDOWN)
+    h.assembler.flush(CompletionReason.SHUTDOWN, second_has_no_room)
     assert h.released() == [(1, CompletionReason.SHUTDOWN)]
     assert h.assembler.in_flight_traces == 2
-    h.assembler.flush(CompletionReason.SHUTDOWN)
+    h.flush(CompletionReason.SHUTDOWN)
     assert [r[0] for r in h.released()] == [1, 2, 3]
 
 
@@ -363,13 +362,13 @@ def test_tick_never_revisits_parked_rootless_traces(h: Harness) -> None:
     h.add(*(span(t, 1, parent=9) for t in range(10_000)))
     h.clock.set(1.0)
     h.add(span(10_001, 1))
-    assert len(h.assembler._idle) == 1
+    assert h.assembler._traces.idle_candidates == 1
     for step in range(1_000):
         h.at(2.0 + step * (MAX_AGE - 3.0) / 1_000)
     assert h.released() == [(10_001, CompletionReason.IDLE)]
-    assert len(h.assembler._idle) == 0
+    assert h.assembler._traces.idle_candidates == 0
     assert h.assembler.in_flight_traces == 10_000
     h.add(span(5, 2, parent=9))  # a non-root span does not make it idle-eligible
-    assert len(h.assembler._idle) == 0
+    assert h.assembler._traces.idle_candidates == 0
     h.add(span(5, 3))  # its root does
-    assert len(h.assembler._idle) == 1
+    assert h.assembler._traces.idle_candidates == 1

@@ -9,15 +9,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pytest
+from support.stages import make_stage
 
 from collector.config.settings import Config
 from collector.core.clock import ManualClock
 from collector.core.records import Resource, Span
 from collector.daemon.pipeline import Pipeline
-from collector.processing.processor import TraceProcessor
 from collector.receivers.handoff import Overloaded
+from collector.sinks.base import ResultSink
 from collector.telemetry.registry import Telemetry
-from evaluators.runner import Outcome, bind_always
+from evaluators.runner import Outcome
 from evaluators.spec import SpecSet
 from evaluators.trajectory import Trajectory
 
@@ -34,7 +35,7 @@ def root_span(n: int) -> Span:
     return Span(trace_id, b"\x01" * 8, b"", "invoke_agent a", 1, 0, 10, 0, "", {}, (), RESOURCE, "")
 
 
-class GateSink:
+class GateSink(ResultSink):
     """Blocks every write until ``gate`` is set: a slow evaluation stage."""
 
     name = "gate"
@@ -55,9 +56,11 @@ class GateSink:
 
 def make_pipeline(telemetry: Telemetry, sink: GateSink) -> tuple[Pipeline, ManualClock]:
     config = Config.model_validate({"pipeline": {"queue_size": 1}, "assembly": {"idle_timeout": 1}})
-    processor = TraceProcessor(SpecSet, bind_always(["failure"]), [sink], telemetry)
     clock = ManualClock()
-    return Pipeline(config, clock, processor, telemetry), clock
+    stage = make_stage(
+        SpecSet, [sink], telemetry, always=["failure"], sessions=config.sessions, clock=clock
+    )
+    return Pipeline(config, clock, stage, telemetry), clock
 
 
 async def _consume(pipeline: Pipeline, *numbers: int) -> None:

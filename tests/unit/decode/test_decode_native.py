@@ -22,11 +22,16 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, St
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from support.paths import GOLDEN
 
+from collector.core import interpreted
 from collector.decode import AttributeSelector, DecodeError, decode_protobuf
 from collector.decode import protobuf as pb_decoder
 from collector.decode.common import KEEP_ALL, DecodedBatch
 from collector.normalize.attribute_keys import ATTRIBUTE_SELECTOR
 from collector.offline.readers import read_payloads
+
+pytestmark = pytest.mark.skipif(
+    interpreted.requested(), reason="EVALD_INTERPRETED: the compiled walker is not in use"
+)
 
 TRACE_ID = bytes(range(1, 17))
 SPAN_ID = bytes(range(1, 9))
@@ -477,3 +482,13 @@ def test_uncached_and_odd_keys_decode_the_same(key: str) -> None:
     for selector in (*SELECTORS.values(), AttributeSelector([key])):
         for _ in range(2):
             assert_same(span_with_keys(key, "gen_ai.tool.name"), selector)
+
+
+def test_the_walker_builds_records_in_their_field_order() -> None:
+    """The compiled walker builds records by position; these are its orders."""
+    from collector.core.records import Resource, Span, SpanEvent
+    from collector.decode import _wire
+
+    assert Span._fields == _wire.SPAN_FIELDS
+    assert SpanEvent._fields == _wire.EVENT_FIELDS
+    assert Resource._fields == _wire.RESOURCE_FIELDS

@@ -13,7 +13,7 @@ import yaml
 from support.paths import ROOT
 
 from collector.config.settings import Config
-from collector.telemetry.judges import PrometheusJudgeMetrics
+from collector.processing.judge_metrics import PrometheusJudgeMetrics
 from collector.telemetry.registry import Telemetry
 
 DEPLOY = ROOT / "deploy"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from support.paths import ROOT
+from support.stages import make_stage
 
-from collector.processing.processor import TraceProcessor
 from collector.telemetry.registry import Telemetry
 from evaluators.dataset_model import DatasetItem, normalize_input
 from evaluators.runner import EvaluationRunner
@@ -143,7 +143,7 @@ def test_unmatched_traces_run_nothing_of_the_spec_and_are_counted(
 ) -> None:
     specs = SpecSet([load_spec(dataset_spec(tmp_path, GOOD_ITEMS))])
     telemetry = Telemetry()
-    processor = TraceProcessor(lambda: specs, [], [], telemetry)
+    processor = make_stage(specs, [], telemetry)
     unknown = shop("cancel my subscription", "refund").build()
     no_input = shop(None, "refund").build()
     known = shop("please refund invoice 1042", "lookup_invoice", "refund").build()

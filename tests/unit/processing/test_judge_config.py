@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from support.paths import ROOT
 
 from collector.config.settings import Config, ConfigError, format_validation_error, load_config
-from collector.processing.wiring import build_judges
+from collector.processing.wiring import start_judge_worker
 from collector.telemetry.registry import Telemetry
 from evaluators.runner import EvaluationRunner
 from evaluators.spec import SpecError, build_spec, load_spec
@@ -52,7 +52,7 @@ def test_a_missing_api_key_stops_start_up_naming_the_key(
     endpoint = {**ENDPOINT, "api_key_env": "EVALD_TEST_NO_KEY"}
     config = Config.model_validate({"judges": {"endpoints": {"default": endpoint}}})
     with pytest.raises(ConfigError, match=r"judges\.endpoints\.default\.api_key_env: environment"):
-        build_judges(config, Telemetry())
+        start_judge_worker(config, Telemetry())
 
 
 def test_an_api_key_file_is_read_relative_to_the_config(tmp_path: Path) -> None:
@@ -61,13 +61,13 @@ def test_an_api_key_file_is_read_relative_to_the_config(tmp_path: Path) -> None:
         "judges:\n  endpoints:\n    default:\n      base_url: http://127.0.0.1:9/v1\n"
         "      model: m\n      api_key_file: judge.key\n"
     )
-    worker = build_judges(load_config(tmp_path / "evald.yaml"), Telemetry())
+    worker = start_judge_worker(load_config(tmp_path / "evald.yaml"), Telemetry())
     assert worker is not None
     worker.close(1.0)
 
 
 def test_no_endpoints_no_worker() -> None:
-    assert build_judges(Config(), Telemetry()) is None
+    assert start_judge_worker(Config(), Telemetry()) is None
 
 
 def test_the_default_config_runs_without_any_judge() -> None:

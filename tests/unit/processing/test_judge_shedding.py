@@ -16,13 +16,14 @@ import pytest
 from support.daemon_harness import daemon_config, golden_files, running_daemon
 from support.fake_openai import FakeChatServer, Reply
 from support.judge_kit import worker
+from support.stages import make_stage
 
 from collector.core.records import CompletionReason, Resource, Span, Trace
-from collector.processing.processor import TraceProcessor
-from collector.telemetry.judges import PrometheusJudgeMetrics
+from collector.processing.judge_metrics import PrometheusJudgeMetrics
+from collector.sinks.base import ResultSink
 from collector.telemetry.registry import Telemetry
 from evaluators.results import NumericResult
-from evaluators.runner import Outcome, bind_always
+from evaluators.runner import Outcome
 from evaluators.spec import SpecSet, build_spec
 from evaluators.trajectory import Trajectory
 
@@ -36,7 +37,7 @@ HELD = Reply(hold=True, content=json.dumps({"reasoning": "follows", "score": 1})
 JUDGED_SPEC = {"id": "judged", "evaluators": ["response_follows_trajectory"]}
 
 
-class RecordingSink:
+class RecordingSink(ResultSink):
     """Counts first writes; keeps later outcomes and signals when ``expected`` arrived."""
 
     name = "recording"
@@ -79,10 +80,9 @@ def test_full_judge_queue_sheds_and_counts_and_process_never_waits(
     judges = worker(server, metrics=metrics, queue_size=2, max_concurrency=4)
     sink = RecordingSink(expected=2)
     specs = SpecSet([build_spec(JUDGED_SPEC)])
-    processor = TraceProcessor(
-        lambda: specs, bind_always(["failure"]), [sink], telemetry,
-        judges=judges, wait_for_judges=False,
-    )  # fmt: skip
+    processor = make_stage(
+        specs, [sink], telemetry, always=["failure"], judges=judges, wait_for_judges=False
+    )
     try:
         returned = [processor.process(trace(n)) for n in range(10)]
         server.wait_arrivals(2)  # both accepted calls are at the judge, held there
@@ -113,9 +113,7 @@ def test_shutdown_cancels_judge_work_that_outlives_the_drain_timeout(
     judges = worker(server, metrics=PrometheusJudgeMetrics(telemetry.registry), queue_size=5)
     specs = SpecSet([build_spec(JUDGED_SPEC)])
     sink = RecordingSink(expected=1)
-    processor = TraceProcessor(
-        lambda: specs, [], [sink], telemetry, judges=judges, wait_for_judges=False
-    )
+    processor = make_stage(specs, [sink], telemetry, judges=judges, wait_for_judges=False)
     for n in range(3):
         processor.process(trace(n))
     server.wait_arrivals(3)

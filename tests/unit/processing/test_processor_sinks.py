@@ -9,13 +9,14 @@ import pytest
 from support.session_kit import RecordingSink, make_processor, metric, trace
 
 from collector.assembly.sessions import SessionCompletion
+from collector.sinks.base import ResultSink
 from collector.telemetry.registry import Telemetry
 from evaluators.results import NumericResult
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 
 
-class BrokenSink:
+class BrokenSink(ResultSink):
     name = "broken"
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
@@ -35,7 +36,7 @@ def test_a_failing_sink_is_counted_and_the_others_still_written(
     processor.flush_sessions(SessionCompletion.END_OF_INPUT)
     (_, trajectory, _) = recording.calls[0]
     later = Outcome("spec", "judge", NumericResult(score=1.0), None, 0.1)
-    processor._emit_later(trajectory, later)  # how the judge thread writes
+    processor._processor._fanout.write_more(trajectory, later)  # how the judge thread writes
     assert [call[0] for call in recording.calls] == [
         "write", "write", "write_outcomes", "write_outcomes",
     ]  # fmt: skip

@@ -14,7 +14,7 @@ from support.daemon_harness import GOLDEN, daemon_config, golden_expectations, r
 
 from collector.config.settings import Config
 from collector.processing.wiring import build_telemetry
-from collector.sinks import write_more, write_to
+from collector.sinks.base import ResultSink
 from collector.sinks.metrics import MetricsSink
 from evaluators.results import ErrorResult, NumericResult
 from evaluators.runner import Outcome
@@ -137,7 +137,7 @@ def test_evaluation_metrics_are_labelled_by_spec_evaluator_service_agent() -> No
 
 
 def test_later_outcomes_reach_sinks_with_or_without_write_outcomes() -> None:
-    class PlainSink:
+    class PlainSink(ResultSink):
         name = "plain"
 
         def __init__(self) -> None:
@@ -152,8 +152,8 @@ def test_later_outcomes_reach_sinks_with_or_without_write_outcomes() -> None:
     plain, telemetry = PlainSink(), build_telemetry(Config())
     outcome = Outcome(None, "judge", NumericResult(score=1.0), None, 0.1)
     for sink in (plain, MetricsSink(telemetry)):
-        write_to(sink, tool_trajectory(1, ["a"]), [outcome])
-        write_more(sink, tool_trajectory(1, ["a"]), [outcome])
+        sink.write(tool_trajectory(1, ["a"]), [outcome])
+        sink.write_outcomes(tool_trajectory(1, ["a"]), [outcome])
     assert plain.writes == [1, 1]
     value = telemetry.registry.get_sample_value
     assert value("evald_traces_evaluated_total", {"service": "svc", "agent": "agent"}) == 1

@@ -9,7 +9,6 @@ import pytest
 
 from collector.config.settings import Config, ConfigError, load_config
 from collector.processing.wiring import build_sinks
-from collector.sinks import write_to
 from collector.sinks.jsonl import ResultsFileSink
 from collector.sinks.rotating import RotatingFile
 from collector.telemetry.registry import Telemetry
@@ -48,7 +47,7 @@ def test_results_rotate_by_size_keeping_whole_traces(tmp_path: Path) -> None:
     sinks = build_sinks(config, Telemetry())
     (results,) = [sink for sink in sinks if isinstance(sink, ResultsFileSink)]
     for n in range(40):
-        write_to(results, trajectory(n), OUTCOMES)
+        results.write(trajectory(n), OUTCOMES)
     results.close()
 
     live = tmp_path / "results.jsonl"

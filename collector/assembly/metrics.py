@@ -1,0 +1,57 @@
+"""The assembly stage's metrics: traces and sessions held, completed, evicted, late."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+
+class AssemblyMetrics:
+    """Trace and session assembly series (in-flight gauges, completions, evictions)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.spans_late = Counter(
+            "evald_spans_late", "Spans that arrived after their trace was evaluated", registry=r
+        )
+        self.traces_in_flight = Gauge(
+            "evald_traces_in_flight", "Traces being assembled", registry=r
+        )
+        self.spans_in_flight = Gauge(
+            "evald_spans_in_flight", "Spans held by traces being assembled", registry=r
+        )
+        self.traces_completed = Counter(
+            "evald_traces_completed",
+            "Traces released by the assembler, by reason (idle, max_age, evicted, shutdown …)",
+            ["reason"],
+            registry=r,
+        )
+        self.traces_evicted = Counter(
+            "evald_traces_evicted",
+            "Traces released early to stay within memory limits, by limit",
+            ["limit"],
+            registry=r,
+        )
+        self.sessions_in_flight = Gauge(
+            "evald_sessions_in_flight", "Sessions open (turns held, not yet evaluated)", registry=r
+        )
+        self.session_turns_in_flight = Gauge(
+            "evald_session_turns_in_flight", "Turns held by open sessions", registry=r
+        )
+        self.sessions_completed = Counter(
+            "evald_sessions_completed",
+            "Sessions released for evaluation, by reason (idle, max_age, max_turns, evicted …)",
+            ["reason"],
+            registry=r,
+        )
+        self.sessions_evicted = Counter(
+            "evald_sessions_evicted",
+            "Sessions released early to stay within memory limits, by limit",
+            ["limit"],
+            registry=r,
+        )
+        self.sessions_dropped = Counter(
+            "evald_sessions_dropped",
+            "Completed sessions not evaluated, by reason (shutdown_timeout)",
+            ["reason"],
+            registry=r,
+        )

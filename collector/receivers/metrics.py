@@ -1,0 +1,38 @@
+"""The ingest stage's metrics: what the OTLP receivers accepted, refused and dropped."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter
+
+
+class IngestMetrics:
+    """``evald_spans_received_total`` and the other receiver series."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.spans_received = Counter(
+            "evald_spans_received", "Spans accepted by a receiver", ["transport"], registry=r
+        )
+        self.spans_refused = Counter(
+            "evald_spans_refused",
+            "Spans not accepted, by reason (invalid, rejected, overloaded)",
+            ["transport", "reason"],
+            registry=r,
+        )
+        self.requests_failed = Counter(
+            "evald_receiver_requests_failed",
+            "Export requests answered with an error, by status",
+            ["transport", "status"],
+            registry=r,
+        )
+        self.spans_dropped = Counter(
+            "evald_spans_dropped",
+            "Spans accepted but not assembled, by reason (own_output: evald's own exports)",
+            ["transport", "reason"],
+            registry=r,
+        )
+        self.attribute_values_truncated = Counter(
+            "evald_attribute_values_truncated",
+            "Attribute values cut to receivers.otlp.max_attribute_value_size",
+            registry=r,
+        )

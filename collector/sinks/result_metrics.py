@@ -1,0 +1,102 @@
+"""The results' metrics: trajectory facts and evaluator outcomes (written by
+``MetricsSink``), OTLP export counts, and the cap on traffic-derived label values."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from collector.telemetry.labels import LabelGuard
+
+# Score histogram buckets: scores are usually in [0, 1].
+SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300)
+COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)
+EVAL_DURATION_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30)
+
+
+class ResultMetrics:
+    """What evaluated traces report; traffic-derived labels go through ``LabelGuard``s."""
+
+    def __init__(self, registry: CollectorRegistry, label_value_limit: int = 200) -> None:
+        r = registry
+        self.traces_evaluated = Counter(
+            "evald_traces_evaluated",
+            "Traces normalised and evaluated",
+            ["service", "agent"],
+            registry=r,
+        )
+        self.traces_failed = Counter(
+            "evald_traces_failed",
+            "Agent runs that ended in error",
+            ["service", "agent"],
+            registry=r,
+        )
+        self.traces_without_tools = Counter(
+            "evald_traces_without_tool_calls",
+            "Traces in which no tool call was recognised",
+            ["service"],
+            registry=r,
+        )
+        self.trace_latency = Histogram(
+            "evald_agent_latency_seconds",
+            "Agent run latency (root span duration)",
+            ["service", "agent"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.steps_per_trace = Histogram(
+            "evald_trace_steps", "Steps per trace", ["service", "agent"],
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.tool_calls_per_trace = Histogram(
+            "evald_trace_tool_calls", "Tool calls per trace", ["service", "agent"],
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.tool_calls = Counter(
+            "evald_tool_calls", "Tool calls, by tool", ["service", "tool"], registry=r
+        )
+        self.tool_errors = Counter(
+            "evald_tool_errors", "Tool calls that failed, by tool", ["service", "tool"], registry=r
+        )
+        self.llm_calls = Counter(
+            "evald_llm_calls", "LLM inference steps", ["service", "agent"], registry=r
+        )
+        self.llm_tokens = Counter(
+            "evald_llm_tokens", "LLM tokens, by direction", ["service", "agent", "direction"],
+            registry=r,
+        )  # fmt: skip
+        self.evaluations = Counter(
+            "evald_evaluations",
+            "Evaluator results, by outcome (pass, fail, error, none)",
+            ["spec", "evaluator", "service", "agent", "outcome"],
+            registry=r,
+        )
+        self.scores = Histogram(
+            "evald_evaluation_score",
+            "Evaluator scores",
+            ["spec", "evaluator", "service", "agent"],
+            buckets=SCORE_BUCKETS,
+            registry=r,
+        )
+        self.evaluation_duration = Histogram(
+            "evald_evaluation_duration_seconds",
+            "Time spent in one evaluator call",
+            ["spec", "evaluator", "service", "agent"],
+            buckets=EVAL_DURATION_BUCKETS,
+            registry=r,
+        )
+        self.otlp_export_items = Counter(
+            "evald_otlp_export_items",
+            "Spans / log records given to the OTLP exporter, by outcome (sent, failed, dropped)",
+            ["signal", "outcome"],
+            registry=r,
+        )
+        self.label_overflow = Counter(
+            "evald_label_overflow",
+            "Label values replaced by 'other' because the label hit its cap",
+            ["label"],
+            registry=r,
+        )
+        self.service_label = LabelGuard("service", label_value_limit, self.label_overflow)
+        self.agent_label = LabelGuard("agent", label_value_limit, self.label_overflow)
+        self.tool_label = LabelGuard("tool", label_value_limit, self.label_overflow)
