@@ -74,6 +74,9 @@ class Evaluator(Generic[CriteriaT, ConfigT]):
     config_model: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
     higher_is_better: ClassVar[bool] = True
     description: ClassVar[str] = ""
+    # What the evaluator reads that an instrumentation may not record (``evaluators.gaps``):
+    # on a trajectory with one of these gaps it is not run, and reports the gap instead.
+    requires: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Take ``criteria_model`` / ``config_model`` from ``Evaluator[C, K]`` when not set."""
@@ -96,6 +99,10 @@ class Evaluator(Generic[CriteriaT, ConfigT]):
         but returning ``ErrorResult`` with a clear message is better.
         """
         raise NotImplementedError
+
+    def needs(self, criteria: CriteriaT) -> frozenset[str]:
+        """The gaps that make ``criteria`` unanswerable (default: ``requires``)."""
+        return self.requires
 
     def passed(self, score: float, threshold: float) -> bool:
         """Whether ``score`` meets ``threshold`` in this evaluator's direction."""

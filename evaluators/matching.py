@@ -36,9 +36,34 @@ ArgsMode = Literal["auto", "exact", "ignore"]
 """
 
 
+# How instrumentations qualify a tool with its plugin or server: ``mcp__store__refund``,
+# ``store__refund``, ``store.refund``, ``store/refund``, ``Store-refund``.
+_NAMESPACE_SEPARATORS = ("__", ".", "/", "-")
+
+
+def bare_name(name: str) -> str:
+    """The function name inside a plugin- or server-qualified tool name (``name`` itself
+    when it is not qualified)."""
+    cut = -1
+    width = 0
+    for separator in _NAMESPACE_SEPARATORS:
+        at = name.rfind(separator)
+        if at > cut:
+            cut, width = at, len(separator)
+    return name[cut + width :] if cut > 0 and cut + width < len(name) else name
+
+
+def names_match(expected: str, recorded: str) -> bool:
+    """A reference names a tool by its full recorded name or by its bare function name."""
+    if expected == recorded:
+        return True
+    return recorded.endswith(expected) and bare_name(recorded) == expected
+
+
 def same_call(expected: ExpectedStep, step: Step) -> bool:
-    """Same name, and same kind unless the reference item leaves the kind open."""
-    return expected.name == step.name and expected.kind in (None, step.kind)
+    """Same name (full or bare, ``names_match``), and same kind unless the reference item
+    leaves the kind open."""
+    return names_match(expected.name, step.name) and expected.kind in (None, step.kind)
 
 
 def call_matcher(args: ArgsMode = "auto") -> CallMatcher:
@@ -52,7 +77,7 @@ def call_matcher(args: ArgsMode = "auto") -> CallMatcher:
 # ``same_call`` inlined: matchers run for every (reference item, step) pair.
 def _auto_args(expected: ExpectedStep, step: Step) -> bool:
     return (
-        expected.name == step.name
+        names_match(expected.name, step.name)
         and expected.kind in (None, step.kind)
         and (expected.args is None or expected.args == step.args)
     )
@@ -60,7 +85,7 @@ def _auto_args(expected: ExpectedStep, step: Step) -> bool:
 
 def _exact_args(expected: ExpectedStep, step: Step) -> bool:
     return (
-        expected.name == step.name
+        names_match(expected.name, step.name)
         and expected.kind in (None, step.kind)
         and (expected.args == step.args)
     )

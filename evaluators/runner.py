@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 from evaluators.base import Evaluator
+from evaluators.gaps import gap_error, missing
 from evaluators.isolation import EvaluatorBusy, EvaluatorTimeout, IsolatedCalls, runs_inline
 from evaluators.registry import EvaluatorRegistry, default_registry, user_code
 from evaluators.results import BooleanResult, ErrorResult, EvaluationResult, NumericResult
@@ -119,9 +120,14 @@ class EvaluationRunner:
     def run_one(self, trajectory: Trajectory, bound: BoundEvaluator) -> Outcome:
         """Evaluate, time and judge one bound evaluator."""
         started = self._clock()
+        result: EvaluationResult
         try:
-            result = self._evaluate(trajectory, bound)
-            passed = verdict(bound.evaluator, result, bound.threshold)
+            gaps = self._gaps(trajectory, bound)
+            if gaps:  # not recorded is not failed: no verdict, and which setting records it
+                result, passed = gap_error(trajectory, gaps), None
+            else:
+                result = self._evaluate(trajectory, bound)
+                passed = verdict(bound.evaluator, result, bound.threshold)
         # The evaluator call is one of the three catch-all places (STYLE habit 6):
         # whatever user code raises is reported as an ErrorResult, never propagated.
         # CancelledError is a BaseException; an evaluator that raises it is still a fault.
@@ -130,6 +136,12 @@ class EvaluationRunner:
             result, passed = ErrorResult(error=f"{type(exc).__name__}: {exc}"), None
         duration = self._clock() - started
         return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item)
+
+    @staticmethod
+    def _gaps(trajectory: Trajectory, bound: BoundEvaluator) -> list[str]:
+        if not trajectory.gaps:
+            return []
+        return missing(trajectory, bound.evaluator.needs(bound.criteria))
 
     def close(self) -> None:
         """Close the private event loop, if one was created, and idle plug-in threads."""

@@ -106,6 +106,14 @@ class TrajectoryBuilder:
         self._fields["session_id"] = session_id
         return self
 
+    def gaps(self, *names: str, conventions: tuple[str, ...] = ()) -> Self:
+        """What the instrumentation did not record (``evaluators.gaps``), and which
+        conventions it used (they choose the setting a gap's explanation names)."""
+        self._fields["gaps"] = tuple(names)
+        if conventions:
+            self._fields["conventions"] = conventions
+        return self
+
     def attribute(self, key: str, value: Any) -> Self:
         """A root-span attribute (what spec ``match.attributes`` and datasets read)."""
         self._attributes[key] = value

@@ -18,7 +18,10 @@ class StepKind(StrEnum):
     AGENT = "agent"  # an agent / sub-agent / graph-node hop
     LLM = "llm"  # one model inference
     TOOL = "tool"  # one tool execution (or a requested call that never ran)
-    OTHER = "other"  # any span the normalizer did not recognise
+    # A tool the framework uses to steer its own loop (a final-answer tool): recorded,
+    # not one of the agent's tool calls; specs that want it ask for this kind.
+    CONTROL = "control"
+    OTHER = "other"  # a recognised operation that is none of the above (retriever …)
 
 
 class Step(NamedTuple):
@@ -27,7 +30,10 @@ class Step(NamedTuple):
     ``args`` and ``result`` are parsed from JSON where possible (else the raw
     string); ``raw_args`` keeps the text the instrumentation recorded.
     ``executed`` is False for a tool call the model requested but no tool span
-    ran (the run crashed or was cut short).
+    ran (the run crashed or was cut short). ``source`` is ``"messages"`` for a call
+    rebuilt from the model's messages (no span recorded it; ``span_id`` is then "").
+    ``attempts`` counts the executions of one logical call that the framework
+    retried (the step holds the last attempt's result and error).
     """
 
     kind: StepKind
@@ -46,6 +52,8 @@ class Step(NamedTuple):
     model: str | None = None  # LLM steps
     input_tokens: int | None = None
     output_tokens: int | None = None
+    source: str | None = None  # "messages" when rebuilt from model messages, not a span
+    attempts: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form of the ``--trajectories-out`` contract (plus optional fields)."""
@@ -59,12 +67,16 @@ class Step(NamedTuple):
             "start_unix_nano": self.start_unix_nano,
             "duration_s": self.duration_s,
         }
-        for key in ("call_id", "raw_args", "agent", "model", "input_tokens", "output_tokens"):
+        for key in (
+            "call_id", "raw_args", "agent", "model", "input_tokens", "output_tokens", "source"
+        ):  # fmt: skip
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
         if not self.executed:
             out["executed"] = False
+        if self.attempts != 1:
+            out["attempts"] = self.attempts
         return out
 
 
@@ -96,6 +108,10 @@ class Trajectory(NamedTuple):
     resource_attributes: Mapping[str, Any] = {}
     conventions: tuple[str, ...] = ()  # which instrumentation conventions were recognised
     incomplete: bool = False  # released before its root ended (max age, eviction, shutdown)
+    # What the instrumentation did not record that evaluators may need (``evaluators.gaps``).
+    gaps: tuple[str, ...] = ()
+    # Why this trace is no agent run and is not evaluated (None: it is one).
+    skip_reason: str | None = None
 
     def steps_of(self, kinds: Iterable[StepKind] = DEFAULT_MATCH_KINDS) -> tuple[Step, ...]:
         """The steps of the given kinds, in trajectory order."""
@@ -137,5 +153,7 @@ class Trajectory(NamedTuple):
             "latency_s": self.latency_s,
             "incomplete": self.incomplete,
             "conventions": list(self.conventions),
+            "gaps": list(self.gaps),
+            **({"skip_reason": self.skip_reason} if self.skip_reason is not None else {}),
             "steps": [step.to_json() for step in self.steps],
         }

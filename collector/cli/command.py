@@ -1,4 +1,5 @@
-"""The ``evald`` command: ``serve``, ``check``, ``replay``, ``compare``, ``evaluator``.
+"""The ``evald`` command: ``serve``, ``check``, ``replay``, ``compare``, ``evaluator``,
+``doctor``.
 
 Exit codes: 0 success (replay: every gate check held); 1 a gate check failed
 (replay), the config/specs are invalid (check, serve) or an evaluator failed
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collector.cli import compare as cli_compare
+from collector.cli import doctor as cli_doctor
 from collector.cli import evaluator as cli_evaluator
 from collector.cli import replay as cli_replay
 from collector.config.settings import Config, ConfigError, load_config
@@ -77,6 +79,17 @@ def _parser() -> argparse.ArgumentParser:
         "Exit code 0: OK; 1: the evaluator has problems; 2: usage error.",
     )
     cli_evaluator.add_arguments(evaluator)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="what each service's instrumentation records, and how to record what it misses",
+        description="Per service: conventions recognised, tool and model calls per trace, and "
+        "each gap (tool arguments, results, input, output, session id, message content) with "
+        "the share of traces it affects and the setting that closes it. Reads trace files, or "
+        "a running daemon with --live.",
+    )
+    _config_option(doctor)
+    cli_doctor.add_arguments(doctor)
     return parser
 
 
@@ -126,11 +139,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(config)
         if args.command == "check":
             return _check(config)
+        if args.command == "doctor":
+            return cli_doctor.run(config, args, sys.stdout)
         return cli_replay.run(config, args)
     except (ConfigError, SpecError) as exc:
         print(f"evald: {exc}", file=sys.stderr)
         return EXIT_FAILED if args.command != "replay" else EXIT_USAGE
-    except (TraceFileError, cli_replay.ReplayError, CompareInputError) as exc:
+    except (
+        TraceFileError,
+        cli_replay.ReplayError,
+        CompareInputError,
+        cli_doctor.DoctorError,
+    ) as exc:
         print(f"evald: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

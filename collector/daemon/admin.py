@@ -1,10 +1,12 @@
-"""The admin endpoint: ``/metrics``, ``/healthz``, ``/readyz`` (default port 9464).
+"""The admin endpoint: ``/metrics``, ``/healthz``, ``/readyz``, ``/debug/services``
+(default port 9464).
 
 ``/metrics`` serves the Prometheus text format, or OpenMetrics when the scraper's
 ``Accept`` asks for it (exemplars need OpenMetrics), gzip-compressed when the
 scraper accepts it. ``/healthz`` answers 200 while the process serves at all;
 ``/readyz`` answers 200 only while ``ready()`` is true (the daemon flips it after
-start-up and before shutdown), else 503.
+start-up and before shutdown), else 503. ``/debug/services`` answers the per-service
+digest of what the traces carry (``evald doctor --live``), JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from prometheus_client.exposition import choose_encoder
 
 from collector.config.settings import Admin
 from collector.receivers.lifecycle import WebServer, WebService
+from collector.sinks.digest import ServiceDigest
 from collector.telemetry.registry import Telemetry
 
 
@@ -27,9 +30,16 @@ class AdminServer(WebService):
     ``ready`` is called on every ``/readyz`` request and must be cheap and thread-safe.
     """
 
-    def __init__(self, config: Admin, telemetry: Telemetry, ready: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        config: Admin,
+        telemetry: Telemetry,
+        ready: Callable[[], bool],
+        digest: ServiceDigest | None = None,
+    ) -> None:
         self._registry = telemetry.registry
         self._ready = ready
+        self._digest = digest or ServiceDigest()
         self._server = WebServer("admin", config.host_port, self._make_app)
 
     def _make_app(self) -> web.Application:
@@ -37,6 +47,7 @@ class AdminServer(WebService):
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/debug/services", self._services)
         return app
 
     async def _metrics(self, request: web.Request) -> web.Response:
@@ -46,6 +57,9 @@ class AdminServer(WebService):
         response.headers["Content-Type"] = content_type
         response.enable_compression()  # only if Accept-Encoding allows it
         return response
+
+    async def _services(self, request: web.Request) -> web.Response:
+        return web.json_response(self._digest.snapshot())
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok\n")

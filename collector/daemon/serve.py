@@ -30,6 +30,7 @@ from collector.processing.wiring import (
 from collector.receivers.grpc import GrpcReceiver
 from collector.receivers.http import HttpReceiver
 from collector.receivers.security import ReceiverSecurityError, load_security
+from collector.sinks.digest import ServiceDigest
 from collector.telemetry.registry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,8 @@ class Daemon:
         self.specs = ActiveSpecs(config, self.telemetry)
         self.spec_watch = SpecWatcher(self.specs.reload_if_changed, config.specs_watch_interval)
         clock = clock or MonotonicClock()
-        sinks = build_sinks(config, self.telemetry)
+        self.digest = ServiceDigest()
+        sinks = [*build_sinks(config, self.telemetry), self.digest]
         self._stage = build_stage(
             config, self.specs, sinks, self.telemetry, clock=clock, daemon=True
         )
@@ -63,7 +65,7 @@ class Daemon:
             raise ConfigError(str(exc)) from None
         self.grpc = GrpcReceiver(otlp, self.pipeline, selector, self.telemetry, security)
         self.http = HttpReceiver(otlp, self.pipeline, selector, self.telemetry, security)
-        self.admin = AdminServer(config.admin, self.telemetry, lambda: self.ready)
+        self.admin = AdminServer(config.admin, self.telemetry, lambda: self.ready, self.digest)
         self._started = False
         self._stopping = False
 

@@ -3,7 +3,14 @@
 Observed shapes (CONVENTIONS §6.2): a JSON object string (most); a kvlist (allowed
 by OTLP); the bare value of a single-parameter LangChain tool (OpenInference:
 ``"Comfortably Numb"``); a Python ``repr`` (``"{'track_name': 'Money'}"``); and
-the Traceloop LangChain wrapper ``{"input_str", "inputs", "kwargs": {"tool_call_id"}}``.
+the Traceloop LangChain wrapper ``{"input_str", "inputs", "kwargs": {"tool_call_id"}}``;
+and call envelopes, where a Python instrumentation records how the tool function was
+called rather than what it was given: ``{"args": [], "kwargs": {...}}``,
+``{"kwargs": {...}}`` (DSPy), ``{"input": {...}}``, each possibly with bookkeeping keys
+beside it (``config``, ``callbacks``, ``run_manager`` …). The step's arguments are
+the call's; the recorded text stays in ``raw``, and ``envelope`` keeps the outer
+object so that a tool whose real parameter is named ``input`` is not unwrapped
+when the model's request says so (``steps.tool_step``).
 """
 
 from __future__ import annotations
@@ -14,6 +21,11 @@ from collector.core.records import AttrValue
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _WRAPPER_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})
+# Keys frameworks pass beside a tool's own arguments: never the tool's parameters.
+_BOOKKEEPING_KEYS = frozenset(
+    {"config", "callbacks", "run_manager", "tags", "metadata", "run_id", "tool_call_id"}
+)
+_ENVELOPE_KEYS = ("kwargs", "input")
 
 
 class Arguments(NamedTuple):
@@ -23,6 +35,7 @@ class Arguments(NamedTuple):
     raw: str | None  # the text the instrumentation recorded (None for kvlist / absent)
     call_id: str | None = None  # Traceloop wrapper ``kwargs.tool_call_id``
     bare: bool = False  # ``value`` is a lone value that belongs to the tool's single parameter
+    envelope: Any = None  # the call envelope ``value`` was taken out of, if any
 
 
 NO_ARGUMENTS = Arguments(None, None)
@@ -56,7 +69,12 @@ def bind(arguments: Arguments, parameter: str | None) -> Any:
 
 def _from_object(obj: dict[str, Any], raw: str | None) -> Arguments:
     if not _is_traceloop_wrapper(obj):
-        return Arguments(obj, raw)
+        unwrapped = _enveloped(obj)
+        if unwrapped is None:
+            return Arguments(obj, raw)
+        own_id = obj.get("tool_call_id")
+        own_id = own_id if isinstance(own_id, str) and own_id else None
+        return Arguments(unwrapped, raw, own_id, envelope=obj)
     kwargs = obj.get("kwargs")
     call_id = kwargs.get("tool_call_id") if isinstance(kwargs, dict) else None
     call_id = call_id if isinstance(call_id, str) and call_id else None
@@ -70,3 +88,22 @@ def _from_object(obj: dict[str, Any], raw: str | None) -> Arguments:
 
 def _is_traceloop_wrapper(obj: dict[str, Any]) -> bool:
     return ("inputs" in obj or "input_str" in obj) and obj.keys() <= _WRAPPER_KEYS
+
+
+def _enveloped(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments inside a call envelope (see the module docstring), else None.
+
+    One envelope key holding an object; ``args`` beside ``kwargs`` only when it is
+    empty (positional arguments would be lost); anything else a bookkeeping key.
+    """
+    for key in _ENVELOPE_KEYS:
+        inner = obj.get(key)
+        if not isinstance(inner, dict):
+            continue
+        positional = obj.get("args") if key == "kwargs" else None
+        if positional:
+            return None
+        others = obj.keys() - {key, "args"} if key == "kwargs" else obj.keys() - {key}
+        if others <= _BOOKKEEPING_KEYS:
+            return inner
+    return None

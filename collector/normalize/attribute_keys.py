@@ -11,10 +11,10 @@ trajectories as decoding everything.
 from __future__ import annotations
 
 from collector.decode.common import AttributeSelector
-from collector.normalize import errors
+from collector.normalize import errors, retries
 from collector.normalize.conventions import FAMILIES
 
 ATTRIBUTE_SELECTOR = AttributeSelector(
-    keys=[key for family in FAMILIES for key in family.KEYS] + list(errors.KEYS),
+    keys=[key for family in FAMILIES for key in family.KEYS] + [*errors.KEYS, *retries.KEYS],
     prefixes=[prefix for family in FAMILIES for prefix in family.PREFIXES],
 )

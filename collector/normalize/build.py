@@ -7,47 +7,62 @@ Which spans become steps (docs/adr/0005-normalization.md):
   child is an agent/workflow and no child is an LLM/tool);
 * an agent/workflow span naming the agent it is already inside, with no step in
   between, is a duplicate wrapper (Traceloop ``X.workflow`` under ``invoke_agent X``);
-* LangGraph nodes are ``agent`` steps named after the node, except the prebuilt
-  agent loop's ``model``/``tools``/``agent`` nodes that only wrap LLM/tool spans;
-* Strands loop cycles and phantoms (ADK merged tools, create_agent) are dropped;
-* other plumbing of known conventions and unknown spans are ``other`` steps.
+* graph nodes are ``agent`` steps named after the node, except a node whose work
+  is of one kind only (model calls only, or tool calls only: the agent loop's own
+  wrapper, whatever its name) and graph bookkeeping nodes (``__start__``);
+* one call recorded by several instrumentation layers (a framework's tool span
+  around a client library's, an MCP client span around the server's, a model span
+  around the SDK's) is one step: the outer layer, completed from the inner ones;
+* plumbing is not a step: chains, loop cycles, phantoms (ADK merged tools,
+  create_agent) and spans no convention recognises are looked through; a
+  recognised operation that is none of the roles (a retriever) is an ``other`` step;
+* a trace with no agent, model or tool span is no agent run (``skip_reason``);
+* requested calls no span executed are rebuilt from a later model call's history
+  when it holds their results (``rebuilt``); framework-internal tools become
+  ``control`` steps; framework retries are one step with ``attempts``.
 """
 
 from __future__ import annotations
-
-from operator import itemgetter
 
 from collector.core.records import Span, Trace
 from collector.normalize import conventions
 from collector.normalize.detect import classify
 from collector.normalize.errors import status_error
-from collector.normalize.join import LlmCall, join, unexecuted
-from collector.normalize.mappings import Mappings
+from collector.normalize.gaps import gaps_of
+from collector.normalize.join import LlmCall
+from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
+from collector.normalize.run_text import run_input, run_output
 from collector.normalize.session_id import session_id
+from collector.normalize.step_list import (
+    Item,
+    SortKey,
+    content_recorded,
+    control_output,
+    ordered_steps,
+    sort_key,
+)
 from collector.normalize.steps import (
     agent_name,
     llm_step,
     node_name,
     plain_step,
     recorded_agent_name,
-    tool_step,
-    unexecuted_step,
 )
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
 from evaluators.trajectory import Step, StepKind, Trajectory
 
-_LOOP_NODES = frozenset({"model", "tools", "agent"})
 _LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})
+_LOOP_NODE_NAMES = frozenset({"model", "tools", "agent"})  # LangGraph's prebuilt agent loop
+# Roles a layer search stops at: another layer of a call is found below plumbing only.
+_STOPS = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
+_RUN_ROLES = _STOPS  # a trace with none of these is no agent run
 _MAX_WRAPPER_DEPTH = 16
-# pydantic-ai's structured-output tools (``final_result``…) are answered, not executed.
-_OUTPUT_TOOL_PREFIX = "final_result"
-_PYDANTIC_AI_SCOPE = "pydantic-ai"
+_NOT_A_RUN = "no_agent_spans"
+_HOP = 3  # ``_work``: a node holding an agent, a workflow or another node
 
-SortKey = tuple[int, int, int]  # start time, tree-order rank, 0 (or 1+n: unexecuted call n)
-Item = Step | ToolDraft | LlmCall
-_sort_key = itemgetter(0)
+_sort_key = sort_key
 
 
 def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
@@ -66,6 +81,7 @@ def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
             start_unix_nano=0,
             steps=(),
             incomplete=True,
+            skip_reason=_NOT_A_RUN,
         )
     return _Builder(trace, tree, mappings).trajectory()
 
@@ -91,17 +107,24 @@ class _Builder:
     def __init__(self, trace: Trace, tree: SpanTree, mappings: Mappings | None) -> None:
         self.trace, self.tree, self.mappings = trace, tree, mappings
         self.roles: list[Role] = []
+        self.recognised: list[bool] = []
         found: set[str] = set()
         for span in tree.spans:
             role, convention = classify(span, mappings)
             self.roles.append(role)
+            self.recognised.append(bool(convention))
             found.add(convention)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
+        self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.agent_root = self._find_agent_root()
         self.agent = self._root_agent_name()
         self.agents: dict[str, None] = {self.agent: None} if self.agent else {}
         self.items: list[tuple[SortKey, Item]] = []
         self.llms: list[LlmCall] = []  # in trajectory order, once ``_steps`` ran
+        self.drafts: dict[int, ToolDraft] = {}  # tool span → its draft (for layers)
+        self.calls: dict[int, LlmCall] = {}  # model span → its call (for layers)
+        self.layers_merged = False
+        self.work: dict[int, int] = {}  # ``_work`` memo
 
     def _find_agent_root(self) -> int:
         """Descend from the root through wrappers that hold exactly one agent (ADR 0005)."""
@@ -140,18 +163,24 @@ class _Builder:
 
     def trajectory(self) -> Trajectory:
         order = self.tree.preorder()
-        self._walk(order)
+        is_run = any(role in _RUN_ROLES for role in self.roles)
+        if is_run:
+            self._walk(order)
         steps = self._steps()
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
         error = status_error(root) or status_error(agent_root)
+        session = session_id([spans[i] for i in order], self.mappings)
+        run_spans = self._run_spans()
+        input_text = run_input(run_spans, self.llms)
+        output_text = run_output(run_spans, self.llms) or control_output(steps)
         return Trajectory(
             trace_id=self.trace.trace_id.hex(),
             service=root.resource.service_name,
             agent=self.agent,
-            session_id=session_id([spans[i] for i in order], self.mappings),
-            input=self._input(),
-            output=self._output(),
+            session_id=session,
+            input=input_text,
+            output=output_text,
             failed=error is not None,
             latency_s=root.duration_s,
             start_unix_nano=root.start_unix_nano,
@@ -163,6 +192,15 @@ class _Builder:
             resource_attributes=root.resource.attributes,
             conventions=self.conventions,
             incomplete=not self.tree.has_root,
+            gaps=gaps_of(
+                steps,
+                input_text=input_text,
+                output_text=output_text,
+                session_id=session,
+                content_recorded=content_recorded(self.llms),
+                layers_merged=self.layers_merged,
+            ),
+            skip_reason=None if is_run else _NOT_A_RUN,
         )
 
     def _walk(self, order: list[int]) -> None:
@@ -198,15 +236,27 @@ class _Builder:
         key = (span.start_unix_nano, rank, 0)
         step_id = span.span_id.hex()
         if role is Role.TOOL:
-            self.items.append((key, ToolDraft(span, self.mappings, step_id, parent, agent)))
-        elif role is Role.LLM:
-            up = self.tree.parent[i]
-            if up >= 0 and self.roles[up] is Role.LLM:
-                # The same model call seen twice (ADK legacy ``call_llm`` → ``generate_content``):
-                # the outer span holds the content.
+            draft = ToolDraft(span, self.mappings, step_id, parent, agent)
+            outer = self._layer_above(i, Role.TOOL)
+            if outer is not None and outer in self.drafts and self.drafts[outer].same_call(draft):
+                self.drafts[outer].absorb(draft)
+                self.layers_merged = True
                 return None, agent, anchor
+            self.drafts[i] = draft
+            self.items.append((key, draft))
+        elif role is Role.LLM:
             step = llm_step(span, step_id, parent, agent)
-            self.items.append((key, LlmCall(span, step, conventions.requested_calls(span))))
+            requested = conventions.requested_calls(span)
+            outer = self._layer_above(i, Role.LLM)
+            if outer is not None and outer in self.calls:
+                # The same model call seen twice (ADK legacy ``call_llm`` → ``generate_content``,
+                # a framework's model span → the client library's): the outer span first.
+                self.calls[outer].absorb(span, step, requested)
+                self.layers_merged = True
+                return None, agent, anchor
+            call = LlmCall(span, step, requested)
+            self.calls[i] = call
+            self.items.append((key, call))
         elif role in AGENTIC:
             name = agent_name(span, self.mappings)
             if name == agent and parent == anchor:
@@ -219,11 +269,23 @@ class _Builder:
                 return None, agent, anchor
             step = plain_step(StepKind.AGENT, node_name(span), span, parent, agent)
             self.items.append((key, step))
-        elif role is Role.CHAIN or role is Role.OTHER:
+        elif role is Role.OTHER and self.recognised[i]:
             self.items.append((key, plain_step(StepKind.OTHER, span.name, span, parent, agent)))
-        else:  # LOOP, PHANTOM: transparent
+        else:  # CHAIN, LOOP, PHANTOM, unrecognised: plumbing, looked through
             return None, agent, anchor
         return step_id, agent, anchor
+
+    def _layer_above(self, i: int, role: Role) -> int | None:
+        """The nearest ancestor of span ``i`` with ``role`` reached through plumbing only."""
+        parent_of, roles = self.tree.parent, self.roles
+        up = parent_of[i]
+        for _ in range(_MAX_WRAPPER_DEPTH):
+            if up < 0:
+                return None
+            if roles[up] in _STOPS:
+                return up if roles[up] is role else None
+            up = parent_of[up]
+        return None
 
     def _path(self) -> set[int]:
         """The agent root and its ancestors (cycle-safe)."""
@@ -234,39 +296,54 @@ class _Builder:
         return path
 
     def _is_loop_node(self, i: int) -> bool:
-        if node_name(self.tree.spans[i]) not in _LOOP_NODES:
+        """A node that is the agent loop's own wrapper or graph bookkeeping, not a hop.
+
+        The loop's wrappers do one kind of work each, model calls or tool calls, and
+        come as a pair: a node doing one kind beside a sibling node doing the other.
+        LangGraph's prebuilt loop names them (``model``/``agent``, ``tools``), which
+        also covers a run whose loop ended after one model call.
+        """
+        name = node_name(self.tree.spans[i])
+        if name.startswith("__") and name.endswith("__"):
+            return True  # __start__, __end__: the graph's own entry and exit
+        work = self._work(i, 0)
+        if work not in (int(Role.LLM), int(Role.TOOL)):
             return False
-        return all(self.roles[kid] in _LEAF_ROLES for kid in self.tree.children(i))
+        if name in _LOOP_NODE_NAMES:
+            return True
+        other = int(Role.TOOL) if work == int(Role.LLM) else int(Role.LLM)
+        up = self.tree.parent[i]
+        siblings = self.tree.children(up) if up >= 0 else []
+        return any(
+            self.roles[sibling] is Role.NODE and self._work(sibling, 0) == other
+            for sibling in siblings
+        )
+
+    def _work(self, i: int, depth: int) -> int:
+        """The one kind of leaf work below span ``i`` (``Role.LLM`` or ``Role.TOOL``), 0 for
+        none, ``_HOP`` for a hop below or work of both kinds."""
+        found = self.work.get(i)
+        if found is not None:
+            return found
+        kinds = 0
+        for kid in self.tree.children(i):
+            role = self.roles[kid]
+            if role in AGENTIC or role is Role.NODE or depth > _MAX_WRAPPER_DEPTH:
+                kinds = _HOP
+            elif role in _LEAF_ROLES:
+                kinds = int(role) if kinds in (0, int(role)) else _HOP
+            else:
+                below = self._work(kid, depth + 1)
+                kinds = kinds if below == 0 else below if kinds in (0, below) else _HOP
+            if kinds == _HOP:
+                break
+        self.work[i] = kinds
+        return kinds
 
     def _steps(self) -> tuple[Step, ...]:
-        """Join tools to requests, build their steps, add unexecuted calls, order everything."""
-        items = self.items
-        items.sort(key=_sort_key)
-        ordered = [item for _, item in items if not isinstance(item, Step)]
-        joined = join(ordered)
-        out: list[tuple[SortKey, Step]] = []
-        rank_of: dict[int, int] = {}
-        for key, item in items:
-            if isinstance(item, ToolDraft):
-                out.append((key, tool_step(item, joined[id(item)])))
-            elif isinstance(item, LlmCall):
-                out.append((key, item.step))
-                self.llms.append(item)
-                rank_of[id(item)] = key[1]
-            else:
-                out.append((key, item))
-        missing = 0
-        for n, (llm, call) in enumerate(unexecuted(self.llms)):
-            if llm.span.scope_name == _PYDANTIC_AI_SCOPE and call.name.startswith(
-                _OUTPUT_TOOL_PREFIX
-            ):
-                continue
-            step = unexecuted_step(llm.step, call)
-            out.append(((step.start_unix_nano, rank_of[id(llm)], 1 + n), step))
-            missing += 1
-        if missing:  # else ``out`` is in ``items`` order already
-            out.sort(key=_sort_key)
-        return tuple([step for _, step in out])
+        """The ordered steps (``step_list``); fills ``self.llms`` in trajectory order."""
+        self.items.sort(key=_sort_key)
+        return ordered_steps(self.items, self.llms, self.internal_tools)
 
     def _run_spans(self) -> list[Span]:
         """Where run-level input/output may be recorded: the agent root, then the trace root."""
@@ -274,25 +351,3 @@ class _Builder:
         if self.agent_root == self.tree.root:
             return [spans[self.agent_root]]
         return [spans[self.agent_root], spans[self.tree.root]]
-
-    def _input(self) -> str | None:
-        for span in self._run_spans():
-            found = conventions.first_text(conventions.RUN_INPUT, span)
-            if found:
-                return found
-        if not self.llms:
-            return None
-        return conventions.first_text(conventions.LLM_INPUT, self.llms[0].span)
-
-    def _output(self) -> str | None:
-        for span in self._run_spans():
-            found = conventions.first_text(conventions.RUN_OUTPUT, span)
-            if found:
-                return found
-        if self.llms:  # the last reply; None if it asked for tools (the run was cut short)
-            return conventions.first_text(conventions.LLM_OUTPUT, self.llms[-1].span)
-        for span in self._run_spans():
-            found = conventions.first_text(conventions.RUN_OUTPUT_FALLBACK, span)
-            if found:
-                return found
-        return None

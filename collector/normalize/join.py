@@ -21,13 +21,35 @@ from evaluators.trajectory import Step
 
 
 class LlmCall:
-    """An LLM span's step with the tool calls it requested and which of them ran."""
+    """An LLM span's step with the tool calls it requested and which of them ran.
 
-    __slots__ = ("calls", "matched", "span", "step")
+    ``spans`` are the layers that recorded this one call, outermost first (a
+    framework's model span and, below it, the client library's): readers of content
+    ask each layer in turn.
+    """
+
+    __slots__ = ("calls", "matched", "span", "spans", "step")
 
     def __init__(self, span: Span, step: Step, calls: list[RequestedCall]) -> None:
         self.span, self.step, self.calls = span, step, calls
+        self.spans = [span]
         self.matched = [False] * len(calls)
+
+    def absorb(self, inner: Span, inner_step: Step, inner_calls: list[RequestedCall]) -> None:
+        """Another layer of the same model call: fills the model, token counts and
+        requested calls this layer did not record."""
+        self.spans.append(inner)
+        step = self.step
+        tokens_in, tokens_out = step.input_tokens, step.output_tokens
+        self.step = step._replace(
+            model=step.model or inner_step.model,
+            name=step.name if step.model else inner_step.name,
+            input_tokens=inner_step.input_tokens if tokens_in is None else tokens_in,
+            output_tokens=inner_step.output_tokens if tokens_out is None else tokens_out,
+        )
+        if not self.calls and inner_calls:
+            self.calls = inner_calls
+            self.matched = [False] * len(inner_calls)
 
 
 class Joined:
@@ -105,4 +127,6 @@ def same_arguments(arguments: Arguments, requested: Any) -> bool:
     """True if the tool got what the model asked for (a bare value vs. a one-key object too)."""
     if arguments.bare and isinstance(requested, dict) and len(requested) == 1:
         return bool(next(iter(requested.values())) == arguments.value)
+    if arguments.envelope is not None and arguments.envelope == requested:
+        return True  # the model asked for the outer object: no envelope after all
     return bool(arguments.value == requested)

@@ -7,9 +7,10 @@ decoder must keep the mapped keys: use ``Mappings.selector(ATTRIBUTE_SELECTOR)``
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collector.core.records import Span
 from collector.decode.common import AttributeSelector
@@ -48,8 +49,24 @@ class ToolSpanRule(BaseModel):
         return self.equals is None or str(value) == self.equals
 
 
+DEFAULT_INTERNAL_TOOLS = ("final_result*", "final_answer", "finish")
+"""Tools frameworks use to end their own loop: pydantic-ai's output tools
+(``final_result``, ``final_result_<Type>``), smolagents' ``final_answer``, DSPy ReAct's
+``finish``."""
+
+
+def is_internal_tool(name: str, patterns: tuple[str, ...]) -> bool:
+    """True if ``name`` matches one of the glob ``patterns`` (case-sensitive)."""
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
+
+
 class Mappings(BaseModel):
-    """Which attribute holds what, for spans of an in-house convention."""
+    """Which attribute holds what, for spans of an in-house convention.
+
+    ``internal_tools`` (globs) are the tools a framework uses to steer its own loop:
+    an executed one becomes a ``control`` step, not one of the agent's tool calls; a
+    requested one that never ran (answered by the framework) is not a missing call.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +77,7 @@ class Mappings(BaseModel):
     tool_result: str | None = None
     agent_name: str | None = None
     session_id: str | None = None
+    internal_tools: tuple[str, ...] = Field(default=DEFAULT_INTERNAL_TOOLS)
 
     def attribute_keys(self) -> frozenset[str]:
         """Every attribute key the mappings read."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from collector.normalize.reprs import looks_like_object_repr, object_repr
 from collector.normalize.values import INVALID, json_ready, parse_json
 
 USER_ROLES = frozenset({"user", "human"})
@@ -94,6 +95,8 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
     if isinstance(value, list):
         if value and isinstance(value[0], list):
             return message_list(value[0], depth + 1)
+        if value and isinstance(value[0], str) and looks_like_object_repr(value[0]):
+            return messages_from_reprs(value) or value
         return value
     if not isinstance(value, dict):
         return None
@@ -104,6 +107,21 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
     if isinstance(prompt, str):
         return [{"role": "user", "content": prompt}]
     return None
+
+
+def messages_from_reprs(items: list[Any]) -> list[Any] | None:
+    """Message object reprs (``ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[…])``)
+    as message dicts (``role``, ``content``: leading underscores dropped); None unless
+    every item is one."""
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, str) or not looks_like_object_repr(item):
+            return None
+        parsed = object_repr(item)
+        if not isinstance(parsed, dict):
+            return None
+        out.append({key.lstrip("_"): value for key, value in parsed.items()})
+    return out
 
 
 def last_text(messages: Any, roles: frozenset[str]) -> str | None:

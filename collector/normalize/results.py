@@ -7,19 +7,38 @@ Google ADK tools return errors as dicts (``{"status": "error", "error_message": 
 with status UNSET, and Strands tool results carry ``status`` the same way. Strands
 wraps every result in content blocks (``[{"text": "<JSON>"}]``): they are unwrapped.
 CrewAI hands a tool's non-text return to the model as ``str(value)``, so its tool
-spans record a Python ``repr`` (``{'track_id': 3158}``): containers are read back.
+spans record a Python ``repr`` (``{'track_id': 3158}``): containers are read back,
+and so are object reprs (``ToolResult(status='error', …)``, ``reprs``).
+
+Errors are reported inside results in many textual forms besides ``"status":
+"error"``: an object whose only field is ``error`` (OpenAI-style tool messages,
+Gemini function responses); an error flag (``is_error`` / ``isError`` / ``error:
+true``) beside the content (Anthropic ``tool_result`` blocks, MCP ``CallToolResult``,
+Haystack); or plain text that opens with an error word (``Error executing tool …``,
+``StoreError: …``). Single text content blocks (``{"type": "text", "text": …}``,
+MCP) are unwrapped like Strands' blocks.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 from collector.core.records import AttrValue
 from collector.normalize.messages import text_of_content
+from collector.normalize.reprs import looks_like_object_repr, object_repr
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _OUTPUT_WRAPPER_KEYS = frozenset({"output", "kwargs"})
 _ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
+_ERROR_FLAGS = ("is_error", "isError", "error")
+_CONTENT_KEYS = ("content", "result", "text", "output")
+# Plain-text results that open with an error word, up to the first colon:
+# "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …".
+_ERROR_OPENING = re.compile(
+    r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
+)
+_TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
 
 
 class ToolResult(NamedTuple):
@@ -38,20 +57,58 @@ def parse_result(value: AttrValue) -> ToolResult:
     if value is None:
         return NO_RESULT
     if not isinstance(value, str):
-        return ToolResult(json_ready(value))  # a kvlist/array/scalar attribute
+        return result_of(json_ready(value))  # a kvlist/array/scalar attribute
     obj = parse_json(value)
     if obj is INVALID:
         obj = python_literal(value)
-        if obj is INVALID:
-            return ToolResult(value)
+    if obj is INVALID and looks_like_object_repr(value):
+        obj = object_repr(value)
+    if obj is INVALID:
+        return ToolResult(value, None, error_text(value))
+    return result_of(obj)
+
+
+def result_of(obj: Any) -> ToolResult:
+    """A parsed result value, unwrapped, with the error it reports (module docstring)."""
     if isinstance(obj, dict) and "output" in obj and obj.keys() <= _OUTPUT_WRAPPER_KEYS:
         obj = obj["output"]  # Traceloop / LangSmith: {"output": <ToolMessage>, "kwargs": …}
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
+    if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
+        obj = [obj]  # one content block (MCP)
     if isinstance(obj, list):
         obj = _content_blocks(obj)
-    return ToolResult(obj, None, _error_dict_message(obj))
+    flagged = _flagged_error(obj)
+    if flagged is not None:
+        return flagged
+    error = _error_dict_message(obj) if isinstance(obj, dict) else None
+    if error is None and isinstance(obj, str):
+        error = error_text(obj)
+    return ToolResult(obj, None, error)
+
+
+def error_text(text: str) -> str | None:
+    """``text`` itself when it reads as an error report (module docstring), else None."""
+    return text if _ERROR_OPENING.match(text) else None
+
+
+def _flagged_error(obj: Any) -> ToolResult | None:
+    """An object carrying an error flag beside its content: the content is the message."""
+    if not isinstance(obj, dict):
+        return None
+    for flag in _ERROR_FLAGS:
+        if obj.get(flag) is True:
+            content: Any = None
+            for key in _CONTENT_KEYS:
+                if key in obj:
+                    content = obj[key]
+                    break
+            if isinstance(content, list):
+                content = _content_blocks(content)
+            message = content if isinstance(content, str) else text_of_content(content)
+            return ToolResult(content, None, message or "error")
+    return None
 
 
 def _content_blocks(blocks: list[Any]) -> Any:
@@ -61,6 +118,8 @@ def _content_blocks(blocks: list[Any]) -> Any:
     text>"}]`` (observed in both its modes), or ``[{"json": value}]``: one block is
     its value (text parsed as JSON when it is JSON), several text blocks are one text.
     """
+    if blocks and all(_is_text_block(b) for b in blocks):
+        blocks = [{"text": b["text"]} for b in blocks]  # MCP / Anthropic typed text blocks
     if not blocks or not all(isinstance(b, dict) and len(b) == 1 for b in blocks):
         return blocks
     if len(blocks) == 1:
@@ -76,6 +135,15 @@ def _content_blocks(blocks: list[Any]) -> Any:
     if all(isinstance(t, str) for t in texts):
         return "\n".join(str(t) for t in texts)
     return blocks
+
+
+def _is_text_block(block: Any) -> bool:
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and block.keys() <= _TEXT_BLOCK_KEYS
+    )
 
 
 def _tool_message_fields(obj: Any) -> dict[str, Any] | None:
@@ -110,9 +178,14 @@ def _from_tool_message(fields: dict[str, Any]) -> ToolResult:
     return ToolResult(content, call_id, error)
 
 
-def _error_dict_message(obj: Any) -> str | None:
-    """The message of an ``{"status": "error", …}`` result (ADK idiom, Strands ToolResult)."""
-    if not isinstance(obj, dict) or obj.get("status") != "error":
+def _error_dict_message(obj: dict[str, Any]) -> str | None:
+    """The message of an ``{"status": "error", …}`` result (ADK idiom, Strands ToolResult),
+    or of an object whose only field is ``error``."""
+    if len(obj) == 1:
+        only = obj.get("error")
+        if isinstance(only, str) and only:
+            return only
+    if obj.get("status") != "error":
         return None
     for key in _ERROR_MESSAGE_KEYS:
         message = obj.get(key)

@@ -91,6 +91,9 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
     raw_args = arguments.raw
     if arguments.bare:
         args = bind(arguments, _single_parameter(draft, joined))
+    elif arguments.envelope is not None and request is not None:
+        if request.args == arguments.envelope:  # a real parameter named like the envelope
+            args = arguments.envelope
     elif args is None and request is not None:  # span without arguments (ADK/Strands defaults)
         args, raw_args = request.args, request.raw_args
     call_id = draft.call_id or (request.call_id if request is not None else None)

@@ -43,6 +43,8 @@ RESULT_KEYS = (
     langsmith.COMPLETION,
 )
 _NAME_PREFIXES = ("execute_tool ",)
+# A Python callable traced by its method name (``refund.__call__``) is the callable.
+_NAME_SUFFIXES = (".__call__",)
 
 
 class ToolDraft:
@@ -90,11 +92,37 @@ class ToolDraft:
         )
         self.error: str | None = span_error(span) or self.result.error
 
+    def same_call(self, inner: ToolDraft) -> bool:
+        """True if ``inner`` (a tool span below this one) records this same execution:
+        the same tool, and the same arguments wherever both layers recorded them."""
+        if inner.name != self.name:
+            return False
+        mine, theirs = self.arguments.value, inner.arguments.value
+        return mine is None or theirs is None or mine == theirs
+
+    def absorb(self, inner: ToolDraft) -> None:
+        """Complete this draft with what another layer of the same call recorded: the
+        outer layer wins, the inner one fills what it lacks. An error that only the
+        inner layer saw (an MCP server's ``error.type``) is the call's error, with the
+        outer layer's result text as its message when that says more."""
+        if self.arguments.value is None and inner.arguments.value is not None:
+            self.arguments = inner.arguments
+        if self.result.value is None and inner.result.value is not None:
+            self.result = inner.result
+        self.call_id = self.call_id or inner.call_id
+        if self.error is None and inner.error is not None:
+            shown = self.result.value
+            self.error = shown if isinstance(shown, str) and shown else inner.error
+
 
 def _name_from_span(name: str) -> str:
+    """The tool a span name stands for, when no attribute names it."""
     for prefix in _NAME_PREFIXES:
         if name.startswith(prefix):
             return name[len(prefix) :]
+    for suffix in _NAME_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
     return name
 
 

@@ -44,7 +44,9 @@ from evaluators.judges.runner import BudgetSpent, JudgeRunner
 from evaluators.judges.worker import JudgeWorker
 from evaluators.trajectory import Step, StepKind, Trajectory
 
-_STEP_OPTIONAL = ("call_id", "raw_args", "agent", "model", "input_tokens", "output_tokens")
+_STEP_OPTIONAL = (
+    "call_id", "raw_args", "agent", "model", "input_tokens", "output_tokens", "source", "attempts"
+)  # fmt: skip
 
 
 @dataclass
@@ -122,6 +124,8 @@ def trajectory_from_json(record: dict[str, Any]) -> Trajectory:
         error=_text(record.get("error")),
         conventions=tuple(str(name) for name in record.get("conventions") or ()),
         incomplete=bool(record.get("incomplete", False)),
+        gaps=tuple(str(gap) for gap in record.get("gaps") or ()),
+        skip_reason=_text(record.get("skip_reason")),
     )
 
 

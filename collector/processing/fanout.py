@@ -44,6 +44,10 @@ class SinkFanout:
         """The outcomes of session specs on a merged session trajectory."""
         self._each(trajectory, lambda sink: sink.write_session(trajectory, outcomes))
 
+    def write_skipped(self, trajectory: Trajectory) -> None:
+        """A trace that is no agent run, not evaluated."""
+        self._each(trajectory, lambda sink: sink.write_skipped(trajectory))
+
     def close(self, deadline: float | None) -> None:
         """Close every sink, each within what is left until ``deadline``
         (``time.monotonic``; None: each sink's own limits)."""

@@ -36,3 +36,9 @@ class EvaluationMetrics:
             ["spec"],
             registry=r,
         )
+        self.traces_skipped = Counter(
+            "evald_traces_skipped",
+            "Traces that are no agent run (a setup span, a stray trace), not evaluated, by reason",
+            ["reason"],
+            registry=r,
+        )

@@ -45,11 +45,13 @@ class EvaluationPlan:
 
 
 class Evaluated(NamedTuple):
-    """A processed trace: its trajectory, the outcomes written first, the specs used."""
+    """A processed trace: its trajectory, the outcomes written first, the specs used;
+    ``skipped``: no agent run, not evaluated (``Trajectory.skip_reason``)."""
 
     trajectory: Trajectory
     outcomes: list[Outcome]
     specs: SpecSet
+    skipped: bool = False
 
 
 class TraceProcessor:
@@ -87,6 +89,10 @@ class TraceProcessor:
         if trajectory is None:
             return None
         specs = self._plan.specs()
+        if trajectory.skip_reason is not None:  # a setup span, a stray trace: not a run
+            self._telemetry.evaluation.traces_skipped.labels(trajectory.skip_reason).inc()
+            self._fanout.write_skipped(trajectory)
+            return Evaluated(trajectory, [], specs, skipped=True)
         bound = [*self._always, *self._bound(trajectory, specs, "trace")]
         outcomes = self._run(
             trajectory, bound, lambda out: self._fanout.write(trajectory, out, trace)

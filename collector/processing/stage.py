@@ -36,7 +36,7 @@ class EvaluationStage:
         evaluated = self._processor.process(trace)
         if evaluated is None:
             return None
-        if self._sessions is not None:
+        if self._sessions is not None and not evaluated.skipped:
             self._sessions.add_turn(evaluated.trajectory, evaluated.specs)
         return evaluated.outcomes
 

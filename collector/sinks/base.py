@@ -21,6 +21,8 @@ inherits a default that says what happens instead:
   written as traces already, so only the outcomes count, never trajectory facts;
   ``session_turns(trajectory)`` tells such a trajectory apart. Default:
   ``write_outcomes``.
+- ``write_skipped(trajectory)``: a trace that is no agent run (``skip_reason``) and
+  was not evaluated. Default: nothing (replay reports list them).
 - ``close_within(timeout)``: called instead of ``close`` when the caller has a
   deadline (daemon shutdown), for sinks whose flush can take long (the OTLP sink).
   Default: ``close``.
@@ -58,6 +60,9 @@ class ResultSink(ABC):
     def write_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         """The outcomes of session specs on a merged session trajectory."""
         self.write_outcomes(trajectory, outcomes)
+
+    def write_skipped(self, trajectory: Trajectory) -> None:  # noqa: B027 - optional, no-op
+        """A trace that is no agent run (``trajectory.skip_reason``): not evaluated."""
 
     @abstractmethod
     def close(self) -> None:

@@ -109,11 +109,15 @@ class ResultsFileSink(_JsonLinesFile):
 
 
 class TrajectoriesFileSink(_JsonLinesFile):
-    """Appends one JSON line per normalised trajectory."""
+    """Appends one JSON line per normalised trajectory, skipped ones included (their
+    ``skip_reason`` says why they were not evaluated)."""
 
     name = "trajectories_file"
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        self._write_lines([trajectory.to_json()])
+
+    def write_skipped(self, trajectory: Trajectory) -> None:
         self._write_lines([trajectory.to_json()])
 
     def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:

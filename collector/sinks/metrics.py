@@ -77,6 +77,7 @@ class MetricsSink(ResultSink):
         self._evaluations = _Bound(t.evaluations)
         self._scores = _Bound(t.scores)
         self._evaluation_duration = _Bound(t.evaluation_duration)
+        self._gaps = _Bound(t.trajectory_gaps)
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         """Count the trajectory's facts once, then its outcomes."""
@@ -128,6 +129,8 @@ class MetricsSink(ResultSink):
             self._traces_without_tools(service).inc()
         for step in tools:
             self._tool_call(service, self._t.tool_label(step.name), failed=step.error is not None)
+        for gap in trajectory.gaps:
+            self._gaps(service, gap).inc()
         self._llm_facts(trajectory, service, agent)
 
     def _tool_call(self, service: str, tool: str, *, failed: bool) -> None:

@@ -91,6 +91,12 @@ class ResultMetrics:
             ["signal", "outcome"],
             registry=r,
         )
+        self.trajectory_gaps = Counter(
+            "evald_trajectory_gaps",
+            "Traces whose instrumentation did not record what evaluators may need, by gap",
+            ["service", "gap"],
+            registry=r,
+        )
         self.label_overflow = Counter(
             "evald_label_overflow",
             "Label values replaced by 'other' because the label hit its cap",

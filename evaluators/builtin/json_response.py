@@ -18,6 +18,7 @@ from pydantic import Field, field_validator
 
 from evaluators.argmatch import values_equal
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.gaps import OUTPUT
 from evaluators.results import NumericResult
 from evaluators.trajectory import Trajectory
 
@@ -70,6 +71,7 @@ class ResponseJsonSimilarity(Evaluator[JsonCriteria, JsonConfig]):
     """Share of JSON leaf paths whose values agree between the response and ``response``."""
 
     id = "response_json_similarity"
+    requires = frozenset({OUTPUT})
     criteria_model = JsonCriteria
     config_model = JsonConfig
     description = __doc__ or ""

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.matching import names_match
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -46,7 +47,7 @@ class EssentialToolsPresent(Evaluator[ToolsCriteria, EvaluatorConfig]):
 
     def evaluate(self, trajectory: Trajectory, criteria: ToolsCriteria) -> NumericResult:
         used = {step.name for step in executed(trajectory)}
-        missing = [tool for tool in criteria.tools if tool not in used]
+        missing = [tool for tool in criteria.tools if not any(names_match(tool, u) for u in used)]
         present = len(criteria.tools) - len(missing)
         score = present / len(criteria.tools) if criteria.tools else 1.0
         return NumericResult(
@@ -78,13 +79,22 @@ class ForbiddenTools(Evaluator[ForbiddenCriteria, ForbiddenConfig]):
 
     def evaluate(self, trajectory: Trajectory, criteria: ForbiddenCriteria) -> BooleanResult:
         counted = [s for s in trajectory.tool_calls if s.executed or self.config.count_requested]
-        called = Counter(step.name for step in counted if step.name in criteria.tools)
+        called = Counter(
+            step.name for step in counted if any(names_match(t, step.name) for t in criteria.tools)
+        )
         text = ", ".join(f"{tool} ({count} call(s))" for tool, count in sorted(called.items()))
         return BooleanResult(
             value=not called,
             explanation=f"forbidden tool called: {text}" if called else None,
             details={"called": dict(sorted(called.items()))},
         )
+
+
+def _as_named(recorded: str, wanted: set[str]) -> str:
+    """The constraint name ``recorded`` stands for (its bare name when only that is used)."""
+    if recorded in wanted:
+        return recorded
+    return next((name for name in wanted if names_match(name, recorded)), recorded)
 
 
 _BEFORE = re.compile(r"^\s*(\S+)\s+before\s+(\S+)\s*$", re.IGNORECASE)
@@ -149,7 +159,10 @@ class ToolOrder(Evaluator[OrderCriteria, OrderConfig]):
     description = __doc__ or ""
 
     def evaluate(self, trajectory: Trajectory, criteria: OrderCriteria) -> BooleanResult:
-        names = [step.name for step in executed(trajectory, self.config.step_kinds)]
+        steps = executed(trajectory, self.config.step_kinds)
+        # A constraint names tools as references do: full or bare (namespaced tools).
+        wanted = {name for rule in criteria.constraints for name in (rule.first, rule.then)}
+        names = [_as_named(step.name, wanted) for step in steps]
         violated = [
             rule.label()
             for rule in criteria.constraints

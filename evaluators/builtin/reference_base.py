@@ -16,7 +16,8 @@ from pydantic import Field
 
 from evaluators.argmatch import ArgsSetting, matcher_for
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
-from evaluators.matching import CallMatcher, Pairs, called_steps, summarize
+from evaluators.gaps import TOOL_ARGS
+from evaluators.matching import CallMatcher, Pairs, called_steps, names_match, summarize
 from evaluators.reference import ExpectedStep
 from evaluators.results import EvaluationResult
 from evaluators.trajectory import Step, StepKind, Trajectory
@@ -49,6 +50,10 @@ class ReferenceEvaluator(Evaluator[TrajectoryCriteria, ReferenceConfig]):
         super().__init__(config)
         self.matches: CallMatcher = matcher_for(config.args)
 
+    def needs(self, criteria: TrajectoryCriteria) -> frozenset[str]:
+        """Tool arguments, when the reference gives some and the config compares them."""
+        return frozenset({TOOL_ARGS}) if compares_args(self.config.args, criteria) else frozenset()
+
     def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> EvaluationResult:
         predicted = called_steps(trajectory, self.config.step_kinds)
         return self.judge(criteria.trajectory, predicted)
@@ -60,18 +65,44 @@ class ReferenceEvaluator(Evaluator[TrajectoryCriteria, ReferenceConfig]):
         """Judge ``predicted`` against ``reference``."""
 
 
+def compares_args(setting: ArgsSetting, criteria: TrajectoryCriteria) -> bool:
+    """Whether matching under ``setting`` reads the arguments of the steps."""
+    mode = setting if isinstance(setting, str) else getattr(setting, "mode", None)
+    if mode == "ignore":
+        return False
+    return any(item.args is not None for item in criteria.trajectory)
+
+
 def match_details(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: Pairs
 ) -> dict[str, Any]:
-    """Both trajectories as labels, the matched index pairs, and what was left over."""
+    """Both trajectories as labels, the matched index pairs, what was left over, and the
+    reference names that stand for several namespaced tools (``ambiguous``)."""
     summary = summarize(reference, predicted, pairs)
-    return {
+    details: dict[str, Any] = {
         "reference": [item.label() for item in reference],
         "predicted": [step.name for step in predicted],
         "matched": [list(pair) for pair in pairs],
         "missing": summary.missing,
         "extra": summary.extra,
     }
+    ambiguous = ambiguous_names(reference, predicted)
+    if ambiguous:
+        details["ambiguous"] = ambiguous
+    return details
+
+
+def ambiguous_names(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step]
+) -> dict[str, list[str]]:
+    """Bare reference names that match tools of two or more namespaces in ``predicted``
+    (``refund`` for ``billing__refund`` and ``store__refund``)."""
+    found: dict[str, list[str]] = {}
+    for name in {item.name for item in reference}:
+        full = sorted({s.name for s in predicted if s.name != name and names_match(name, s.name)})
+        if len(full) > 1:
+            found[name] = full
+    return found
 
 
 def ratio(part: float, whole: int, empty: float) -> float:

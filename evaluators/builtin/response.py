@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.gaps import OUTPUT
 from evaluators.results import BooleanResult
 from evaluators.selectors import compile_regex
 from evaluators.trajectory import Trajectory
@@ -42,6 +43,7 @@ class ResponseExactMatch(Evaluator[ResponseCriteria, TextConfig]):
     """True if the final response equals ``response`` (after the config's normalisation)."""
 
     id = "response_exact_match"
+    requires = frozenset({OUTPUT})
     criteria_model = ResponseCriteria
     config_model = TextConfig
     description = __doc__ or ""
@@ -69,6 +71,7 @@ class ResponseContains(Evaluator[ContainsCriteria, ContainsConfig]):
     """True if the final response contains all (or, with ``require: any``, one) of the texts."""
 
     id = "response_contains"
+    requires = frozenset({OUTPUT})
     criteria_model = ContainsCriteria
     config_model = ContainsConfig
     description = __doc__ or ""
@@ -105,6 +108,7 @@ class ResponseRegex(Evaluator[RegexCriteria, RegexConfig]):
     """True if the final response matches ``pattern`` (anywhere, or whole with ``full_match``)."""
 
     id = "response_regex"
+    requires = frozenset({OUTPUT})
     criteria_model = RegexCriteria
     config_model = RegexConfig
     description = __doc__ or ""

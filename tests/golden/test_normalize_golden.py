@@ -45,7 +45,33 @@ CAPTURED = {
     "openai-agents-traceloop",
     "langchain-langsmith-otel",
     "crewai-openinference",
+    "anthropic-client-openinference",
+    "anthropic-client-openinference-sdk-spans",
+    "dspy-openinference",
+    "haystack-openinference",
+    "langchainjs-openinference",
+    "mcp-tools-openai-agents",
+    "google-genai-afc-otel",
+    "google-genai-afc-chat-otel",
+    "ms-agent-framework",
 }
+# Instrumentations that record no agent name anywhere (client-level instrumentation,
+# or a framework whose run span is named after its class): the trajectory's agent is
+# whatever the run root is called, not the labelled agent.
+AGENT_NAME_NOT_RECORDED = {
+    "anthropic-client-openinference",
+    "anthropic-client-openinference-sdk-spans",
+    "dspy-openinference",
+    "haystack-openinference",
+    "google-genai-afc-otel",
+    "google-genai-afc-chat-otel",
+}
+# Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
+# adapter) or the SDK sends none (Gemini API function calls).
+CALL_IDS_NOT_RECORDED = {"dspy-openinference", "google-genai-afc-otel"}
+# One model span covers the whole automatic-function-calling loop (the requests inside
+# it have no span of their own): the count of model requests is not recorded.
+MODEL_LOOP_IN_ONE_SPAN = {"google-genai-afc-otel"}
 CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 
 
@@ -114,7 +140,8 @@ def test_trajectory_matches_labels(framework: str, scenario: str, form: str) -> 
         assert trajectory.input == expected["user_inputs"][turn]
         assert trajectory.output == expected["final_responses"][turn]
         assert trajectory.failed == bool(expected["labels"].get("run_failed"))
-        assert trajectory.agent == "music_store_support"
+        if framework not in AGENT_NAME_NOT_RECORDED:
+            assert trajectory.agent == "music_store_support"
         if expected["session_id"] is not None:
             assert trajectory.session_id == expected["session_id"]
 
@@ -158,8 +185,12 @@ def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, sce
     for trace_id in turn_trace_ids(expected):
         trajectory = normalize(traces[trace_id])
         counts.append(sum(step.kind is StepKind.LLM for step in trajectory.steps))
-        assert all(step.call_id for step in trajectory.tool_calls)
-    assert counts == expected["llm_calls_per_turn"]
+        if framework not in CALL_IDS_NOT_RECORDED:
+            assert all(step.call_id for step in trajectory.tool_calls)
+    if framework in MODEL_LOOP_IN_ONE_SPAN and scenario != "multi_turn":  # (a chat: a span each)
+        assert counts == [1] * len(counts)  # one step per recorded model span
+    else:
+        assert counts == expected["llm_calls_per_turn"]
 
 
 @pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)

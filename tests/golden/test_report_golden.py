@@ -152,4 +152,4 @@ def test_junit_from_two_workers_has_the_same_cases(tmp_path: Path) -> None:
         return sorted(ET.tostring(case, encoding="unicode") for case in root.iter("testcase"))
 
     assert cases(one) == cases(two)
-    assert len(cases(two)) == 141  # (trace, spec) pairs of the golden traces and config/specs
+    assert len(cases(two)) == 140  # (trace, spec) pairs of the golden traces and config/specs

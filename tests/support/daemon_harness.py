@@ -49,7 +49,8 @@ def daemon_config(**sections: Any) -> Config:
 
 
 def golden_files(pattern: str = "*/*.jsonl") -> list[Path]:
-    return sorted(GOLDEN.glob(pattern))
+    """Golden trace files (log-record files beside them left out)."""
+    return sorted(path for path in GOLDEN.glob(pattern) if ".logs." not in path.name)
 
 
 def golden_expectations(path: Path) -> dict[str, Any]:

@@ -177,17 +177,34 @@ def _output_value_calls(span: Span) -> list[RequestedCall] | None:
 
 
 def llm_output(span: Span) -> str | None:
+    """The last assistant message's text: ``content``, else its text ``contents`` items
+    (how OpenInference flattens a reply made of content blocks, e.g. Anthropic's)."""
     attributes = span.attributes
     found = None
     for i in range(_MAX_INDEX):
         message = f"{OUTPUT_MESSAGES}{i}.message."
         role = attributes.get(message + "role")
-        content = text(attributes.get(message + "content"))
+        content = text(attributes.get(message + "content")) or _contents_text(attributes, message)
         if role is None and content is None:
             break
-        if content is not None and (role is None or role in ASSISTANT_ROLES):
+        if content is not None and (
+            role is None or (isinstance(role, str) and role in ASSISTANT_ROLES)
+        ):
             found = content
     return found
+
+
+def _contents_text(attributes: Mapping[str, AttrValue], message: str) -> str | None:
+    texts = []
+    for j in range(_MAX_INDEX):
+        item = f"{message}contents.{j}.message_content."
+        kind = attributes.get(item + "type")
+        if kind is None:
+            break
+        value = text(attributes.get(item + "text"))
+        if kind == "text" and value is not None:
+            texts.append(value)
+    return "\n".join(texts) if texts else None
 
 
 def llm_input(span: Span) -> str | None:

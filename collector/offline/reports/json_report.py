@@ -77,6 +77,7 @@ def document(report: Report) -> dict[str, Any]:
             "traces": [_failure(failure) for failure in failures],
         },
         "corrupt_records": {"total": read.corrupt_total, "listed": read.corrupt},
+        "skipped_traces": {"total": summary.skipped, "listed": summary.skipped_traces},
     }
 
 

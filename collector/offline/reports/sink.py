@@ -25,5 +25,8 @@ class SummarySink(ResultSink):
         """A session's results count per spec, not as a failing trace."""
         self.summary.add_metrics(outcomes)
 
+    def write_skipped(self, trajectory: Trajectory) -> None:
+        self.summary.add_skipped(trajectory.trace_id, trajectory.skip_reason or "")
+
     def close(self) -> None:
         """Nothing to release."""

@@ -22,6 +22,7 @@ from evaluators.runner import Outcome
 MetricKey = tuple[str | None, str]  # (spec id or None for evaluation.always, evaluator id)
 DEFAULT_FAILURES_KEPT = 1000
 DEFAULT_CORRUPT_KEPT = 100
+DEFAULT_SKIPPED_KEPT = 20  # skipped trace ids listed in a report
 _INPUT_CHARS = 160  # enough to recognise a request in a report line
 # Lone surrogates reach strings through JSON escapes ("\\ud800") in traffic or
 # undecodable file names; no UTF-8 writer can encode them, so a report would crash.
@@ -187,6 +188,8 @@ class RunSummary:
     spans: int = 0
     traces: int = 0
     untraceable: int = 0  # traces whose trajectory could not be built
+    skipped: int = 0  # traces that are no agent run (not evaluated)
+    skipped_traces: list[str] = field(default_factory=list)  # "trace id (reason)", the first
     metrics: dict[MetricKey, MetricSummary] = field(default_factory=dict)
     failures: FailureSample = field(default_factory=lambda: FailureSample(DEFAULT_FAILURES_KEPT))
 
@@ -199,6 +202,12 @@ class RunSummary:
         if checks:
             failure = TraceFailure(trace_id, encodable(service), short_input(text), checks)
             self.failures.add(failure)
+
+    def add_skipped(self, trace_id: str, reason: str) -> None:
+        """Account for a trace that is no agent run."""
+        self.skipped += 1
+        if len(self.skipped_traces) < DEFAULT_SKIPPED_KEPT:
+            self.skipped_traces.append(f"{trace_id} ({encodable(reason)})")
 
     def add_metrics(self, outcomes: Sequence[Outcome]) -> None:
         for outcome in outcomes:
@@ -213,6 +222,9 @@ class RunSummary:
         self.spans += other.spans
         self.traces += other.traces
         self.untraceable += other.untraceable
+        self.skipped += other.skipped
+        room = DEFAULT_SKIPPED_KEPT - len(self.skipped_traces)
+        self.skipped_traces.extend(other.skipped_traces[: max(room, 0)])
         for key, metric in other.metrics.items():
             self.metrics.setdefault(key, MetricSummary()).merge(metric)
         self.failures.merge(other.failures)

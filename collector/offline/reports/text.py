@@ -89,6 +89,8 @@ def write_table(report: Report, out: TextIO) -> None:
     _write_list(out, "failing traces", failures.total, listed)
     read = report.summary.read
     _write_list(out, "corrupt records skipped", read.corrupt_total, read.corrupt)
+    summary = report.summary
+    _write_list(out, "traces skipped (no agent run)", summary.skipped, summary.skipped_traces)
 
 
 def _write_list(out: TextIO, title: str, total: int, lines: Sequence[str]) -> None:
@@ -127,3 +129,5 @@ def write_markdown(report: Report, out: TextIO) -> None:
             out.write(f"- … and {failures.total - TABLE_FAILURES_SHOWN} more\n")
     if report.summary.read.corrupt_total:
         out.write(f"\n{report.summary.read.corrupt_total} corrupt record(s) skipped.\n")
+    if report.summary.skipped:
+        out.write(f"\n{report.summary.skipped} trace(s) skipped: no agent run.\n")

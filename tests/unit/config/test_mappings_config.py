@@ -58,6 +58,8 @@ def replayed_steps(tmp_path: Path, config_text: str) -> tuple[str | None, list[d
     trace = in_house_trace(tmp_path / "trace.jsonl")
     main(["replay", str(trace), "--config", str(config), "--trajectories-out", str(out)])
     (trajectory,) = [json.loads(line) for line in out.read_text().splitlines()]
+    if trajectory.get("skip_reason") is not None:  # not an agent run as far as evald sees
+        return None, []
     return trajectory["agent"], [s for s in trajectory["steps"] if s["kind"] == "tool"]
 
 

@@ -27,12 +27,15 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.timeout(30)
 
+AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
 RESOURCE = Resource("svc", {"service.name": "svc"})
 
 
 def root_span(n: int) -> Span:
     trace_id = n.to_bytes(16, "big")
-    return Span(trace_id, b"\x01" * 8, b"", "invoke_agent a", 1, 0, 10, 0, "", {}, (), RESOURCE, "")
+    return Span(
+        trace_id, b"\x01" * 8, b"", "invoke_agent a", 1, 0, 10, 0, "", AGENT, (), RESOURCE, ""
+    )
 
 
 class GateSink(ResultSink):

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from support.span_kit import (
+    TRACE_ID,
+    genai_agent,
+    genai_chat,
+    genai_tool,
+    oi,
+    oi_llm_calls,
+    run,
+    sid,
+    span,
+    tools,
+)
 
 from collector.core.records import (
     AttrValue,
     CompletionReason,
-    Resource,
     Span,
     SpanEvent,
     StatusCode,
@@ -21,117 +30,7 @@ from collector.core.records import (
 from collector.normalize import ATTRIBUTE_SELECTOR, Mappings, ToolSpanRule, normalize
 from collector.normalize.arguments import bind, parse_arguments
 from collector.normalize.results import parse_result
-from evaluators.trajectory import Step, StepKind, Trajectory
-
-TRACE_ID = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
-RESOURCE = Resource("svc", {"service.name": "svc"})
-
-
-def sid(n: int) -> bytes:
-    return n.to_bytes(8, "big")
-
-
-def span(
-    n: int,
-    name: str,
-    attributes: Mapping[str, AttrValue] | None = None,
-    *,
-    parent: int = 0,
-    start: int | None = None,
-    end: int | None = None,
-    status: int = StatusCode.UNSET,
-    message: str = "",
-    events: tuple[SpanEvent, ...] = (),
-    scope: str = "",
-) -> Span:
-    begin = start if start is not None else n * 1000
-    return Span(
-        TRACE_ID,
-        sid(n),
-        sid(parent) if parent else b"",
-        name,
-        1,
-        begin,
-        end if end is not None else begin + 500,
-        status,
-        message,
-        attributes or {},
-        events,
-        RESOURCE,
-        scope,
-    )
-
-
-def run(*spans: Span, mappings: Mappings | None = None) -> Trajectory:
-    trace = Trace(TRACE_ID, tuple(spans), CompletionReason.END_OF_INPUT, 0, 0)
-    trajectory = normalize(trace, mappings)
-    json.dumps(trajectory.to_json())  # always serializable
-    return trajectory
-
-
-def tools(trajectory: Trajectory) -> list[Step]:
-    return list(trajectory.tool_calls)
-
-
-def genai_agent(n: int = 1, **extra: AttrValue) -> Span:
-    attributes: dict[str, AttrValue] = {
-        "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": "shop",
-    }
-    attributes.update(extra)
-    return span(n, "invoke_agent shop", attributes)
-
-
-def genai_chat(n: int, calls: list[dict[str, Any]], parent: int = 1, text: str = "") -> Span:
-    parts: list[dict[str, Any]] = [{"type": "tool_call", **call} for call in calls]
-    if text:
-        parts.append({"type": "text", "content": text})
-    return span(
-        n,
-        "chat m",
-        {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": "m",
-            "gen_ai.input.messages": json.dumps(
-                [{"role": "user", "parts": [{"type": "text", "content": "hello"}]}]
-            ),
-            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
-            "gen_ai.usage.input_tokens": 10,
-            "gen_ai.usage.output_tokens": 3,
-        },
-        parent=parent,
-    )
-
-
-def genai_tool(
-    n: int, name: str, args: str | None, *, call_id: str | None, parent: int = 1, **extra: AttrValue
-) -> Span:
-    attributes: dict[str, AttrValue] = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": name,
-    }
-    if call_id is not None:
-        attributes["gen_ai.tool.call.id"] = call_id
-    if args is not None:
-        attributes["gen_ai.tool.call.arguments"] = args
-    attributes.update(extra)
-    return span(n, f"execute_tool {name}", attributes, parent=parent)
-
-
-def oi(n: int, name: str, kind: str, parent: int = 0, **attributes: AttrValue) -> Span:
-    attributes = {"openinference.span.kind": kind, **attributes}
-    return span(n, name, attributes, parent=parent)
-
-
-def oi_llm_calls(calls: list[tuple[str, str, str]]) -> dict[str, AttrValue]:
-    out: dict[str, AttrValue] = {"llm.output_messages.0.message.role": "assistant"}
-    for j, (call_id, name, arguments) in enumerate(calls):
-        prefix = f"llm.output_messages.0.message.tool_calls.{j}.tool_call."
-        out[prefix + "id"] = call_id
-        out[prefix + "function.name"] = name
-        out[prefix + "function.arguments"] = arguments
-    return out
-
+from evaluators.trajectory import StepKind
 
 # --- arguments --------------------------------------------------------------------------------
 
@@ -509,15 +408,32 @@ def test_langgraph_nodes_are_agent_steps_but_the_react_loop_nodes_are_not() -> N
         "refund_agent",
         "refund",
     ]
-    assert trajectory.steps[-1].kind is StepKind.OTHER  # plumbing of a known convention
+    assert trajectory.steps[-1].name == "refund"  # the RunnableSequence plumbing: no step
     assert trajectory.agent == "support"
 
 
-def test_unknown_spans_become_other_steps_and_no_tools_is_fine() -> None:
+def test_a_trace_without_agent_model_or_tool_spans_is_no_run() -> None:
     trajectory = run(span(1, "POST /chat"), span(2, "db.query", {"db.system": "pg"}, parent=1))
-    assert [(s.kind, s.name) for s in trajectory.steps] == [(StepKind.OTHER, "db.query")]
+    assert trajectory.steps == () and trajectory.skip_reason == "no_agent_spans"
     assert trajectory.tool_calls == () and trajectory.conventions == ()
     assert trajectory.agent is None and trajectory.latency_s == 0.5e-6
+    setup = run(span(1, "create_agent shop", {"gen_ai.operation.name": "create_agent"}))
+    assert setup.skip_reason == "no_agent_spans"  # building an agent is not running it
+
+
+def test_unknown_spans_are_looked_through_and_recognised_operations_are_other_steps() -> None:
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "refund"}
+    trajectory = run(
+        genai_agent(),
+        span(2, "db.query", {"db.system": "pg"}, parent=1),
+        span(3, "execute_tool refund", tool, parent=2),  # found through the unknown span
+        oi(4, "retrieve", "RETRIEVER", parent=1),
+    )
+    assert trajectory.skip_reason is None
+    assert [(s.kind, s.name, s.parent_span_id) for s in trajectory.steps] == [
+        (StepKind.TOOL, "refund", None),
+        (StepKind.OTHER, "retrieve", None),
+    ]
 
 
 def test_http_root_around_one_agent_is_the_run() -> None:
@@ -606,12 +522,16 @@ def test_empty_trace() -> None:
 
 
 def test_orphans_duplicates_and_cycles_do_not_break_normalization() -> None:
-    a = span(1, "a", parent=2)
-    b = span(2, "b", parent=1)
-    self_parent = span(3, "c", parent=3)
-    trajectory = run(a, b, a, self_parent, span(4, "orphan", parent=99))
+    def tool(n: int, name: str, parent: int) -> Span:
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        return span(n, name, attributes, parent=parent)
+
+    a = tool(1, "a", parent=2)
+    b = tool(2, "b", parent=1)
+    self_parent = tool(3, "c", parent=3)
+    trajectory = run(a, b, a, self_parent, tool(4, "orphan", parent=99))
     assert trajectory.incomplete  # no span without a parent: the earliest top-level one is the run
-    assert sorted(s.name for s in trajectory.steps) == ["a", "b", "orphan"]
+    assert sorted(s.name for s in trajectory.steps) == ["a", "b", "c", "orphan"]
 
 
 def test_wrong_attribute_types_are_tolerated() -> None:

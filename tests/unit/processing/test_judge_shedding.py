@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
+AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
 RESOURCE = Resource("svc", {"service.name": "svc"})
 HELD = Reply(hold=True, content=json.dumps({"reasoning": "follows", "score": 1}))
 JUDGED_SPEC = {"id": "judged", "evaluators": ["response_follows_trajectory"]}
@@ -62,7 +63,9 @@ class RecordingSink(ResultSink):
 
 def trace(n: int) -> Trace:
     trace_id = n.to_bytes(16, "big")
-    root = Span(trace_id, b"\x01" * 8, b"", "invoke_agent a", 1, 0, 10, 0, "", {}, (), RESOURCE, "")
+    root = Span(
+        trace_id, b"\x01" * 8, b"", "invoke_agent a", 1, 0, 10, 0, "", AGENT, (), RESOURCE, ""
+    )
     return Trace(trace_id, (root,), CompletionReason.IDLE, 0.0, 0.0)
 
 

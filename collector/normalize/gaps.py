@@ -1,0 +1,48 @@
+"""What a trajectory's instrumentation did not record (``Trajectory.gaps``).
+
+A verdict on data that was never recorded is not a verdict on the agent: evaluators
+that need a missing field answer with an error naming the gap (``evaluators.gaps``),
+and ``evald doctor`` says which setting records it.
+"""
+
+from __future__ import annotations
+
+from evaluators.trajectory import Step, StepKind
+
+TOOL_ARGS = "tool_args"
+TOOL_RESULTS = "tool_results"
+INPUT = "input"
+OUTPUT = "output"
+SESSION_ID = "session_id"
+CONTENT = "content"
+DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
+
+
+def gaps_of(
+    steps: tuple[Step, ...],
+    *,
+    input_text: str | None,
+    output_text: str | None,
+    session_id: str | None,
+    content_recorded: bool,
+    layers_merged: bool,
+) -> tuple[str, ...]:
+    """The gaps, in a fixed order. ``content_recorded``: some model call carried its
+    messages; ``layers_merged``: two instrumentation layers recorded one call."""
+    found: list[str] = []
+    tools = [step for step in steps if step.kind is StepKind.TOOL and step.executed]
+    if tools and all(step.args is None for step in tools):
+        found.append(TOOL_ARGS)
+    if tools and all(step.result is None and step.error is None for step in tools):
+        found.append(TOOL_RESULTS)
+    if input_text is None:
+        found.append(INPUT)
+    if output_text is None:
+        found.append(OUTPUT)
+    if session_id is None:
+        found.append(SESSION_ID)
+    if any(step.kind is StepKind.LLM for step in steps) and not content_recorded:
+        found.append(CONTENT)
+    if layers_merged:
+        found.append(DUPLICATE_INSTRUMENTATION)
+    return tuple(found)

@@ -1,0 +1,196 @@
+"""What a model call's input history says about earlier tool calls: which ran, and what
+they returned.
+
+When only the model client is instrumented (tools run in plain code) or a framework
+records its loop as a transcript, no span executes the tools. The evidence is in the
+next model call's input: the assistant message that requested the calls, then the
+tool results sent back. This module reads that evidence, convention-blind, from the
+message shapes instrumentations record:
+
+* GenAI semconv parts: ``tool_call`` (``id``, ``name``, ``arguments``) and
+  ``tool_call_response`` (``id``, ``response``);
+* OpenAI chat: assistant ``tool_calls`` (``id``, ``function.name|arguments``), then
+  ``role: tool`` messages with ``tool_call_id`` and ``content``;
+* Anthropic: ``tool_use`` blocks (``id``, ``name``, ``input``), then ``tool_result``
+  blocks (``tool_use_id``, ``content``, ``is_error``);
+* Gemini: ``functionCall`` / ``functionResponse`` parts;
+* LangChain dumps: AI messages' ``tool_calls`` (``name``, ``args``, ``id``), tool messages;
+* object reprs (``reprs``): ``ToolCall(tool_name=…, arguments=…, id=…)`` and
+  ``ToolCallResult(result=…, origin=ToolCall(…), error=…)`` items of a message's content.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from collector.core.records import Span
+from collector.normalize.messages import RequestedCall, message_list, requested, role_of
+from collector.normalize.results import ToolResult, result_of
+from collector.normalize.values import INVALID, event_attribute, parse_json, structured
+
+INPUT_MESSAGES = "gen_ai.input.messages"
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+INPUT_VALUE = "input.value"
+_MAX_MESSAGES = 4096  # bounds the walk over one history on hostile data
+
+
+class Answer(NamedTuple):
+    """One tool result found in a history."""
+
+    call_id: str | None
+    result: ToolResult
+
+
+class Message(NamedTuple):
+    """One history message, reduced to what tool calls need."""
+
+    role: str | None
+    calls: list[RequestedCall]
+    answers: list[Answer]
+
+
+def history(span: Span) -> list[Message]:
+    """The input history of a model call span, with its tool calls and answers."""
+    for raw in _sources(span):
+        messages = _messages(raw)
+        if messages and any(message.answers for message in messages):
+            return messages
+    return []
+
+
+def _sources(span: Span) -> list[Any]:
+    found: list[Any] = []
+    attributes = span.attributes
+    value = attributes.get(INPUT_MESSAGES)
+    if value is None:
+        value = event_attribute(span, DETAILS_EVENT, INPUT_MESSAGES)
+    if value is not None:
+        found.append(structured(value))
+    raw = attributes.get(INPUT_VALUE)
+    if isinstance(raw, str) and raw[:1] in ("{", "["):
+        found.append(parse_json(raw))
+    return [item for item in found if item is not INVALID]
+
+
+def _messages(value: Any) -> list[Message]:
+    items = message_list(value)  # object reprs already read as message dicts
+    if not items:
+        return []
+    out = []
+    for item in items[:_MAX_MESSAGES]:
+        if isinstance(item, dict):
+            out.append(_message(item))
+    return out
+
+
+def _message(item: dict[str, Any]) -> Message:
+    fields: dict[str, Any] = item
+    data, kwargs = item.get("data"), item.get("kwargs")
+    if isinstance(data, dict):
+        fields = data
+    elif item.get("lc") is not None and isinstance(kwargs, dict):
+        fields = kwargs
+    role = role_of(item)
+    calls: list[RequestedCall] = []
+    answers: list[Answer] = []
+    for call in fields.get("tool_calls") or ():
+        _openai_call(call, calls)
+    for part in _parts(fields):
+        _part(part, calls, answers)
+    if not answers and (role == "tool" or fields.get("tool_call_id") is not None):
+        answers.append(_tool_message(fields))  # the message itself is the one result
+    return Message(role, calls, answers)
+
+
+def _parts(fields: dict[str, Any]) -> list[Any]:
+    for key in ("parts", "content"):
+        value = fields.get(key)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def _openai_call(call: Any, calls: list[RequestedCall]) -> None:
+    if not isinstance(call, dict):
+        return
+    function = call.get("function")
+    if isinstance(function, dict):
+        made = requested(call.get("id"), function.get("name"), function.get("arguments"))
+    else:  # LangChain ``{"name", "args", "id"}``
+        made = requested(call.get("id"), call.get("name"), call.get("args"))
+    if made is not None:
+        calls.append(made)
+
+
+def _tool_message(fields: dict[str, Any]) -> Answer:
+    call_id = fields.get("tool_call_id") or fields.get("id")
+    content = fields.get("content")
+    result = _result(content)
+    if fields.get("status") == "error" and result.error is None:
+        result = result._replace(error=_text(result.value) or "error")
+    return Answer(call_id if isinstance(call_id, str) else None, result)
+
+
+def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
+    if not isinstance(part, dict):
+        return
+    kind = part.get("type") or part.get("__class__")
+    if kind in ("tool_call", "tool_use", "ToolCall"):
+        name = part.get("name") or part.get("tool_name")
+        arguments = part.get("arguments", part.get("input"))
+        made = requested(part.get("id"), name, arguments)
+        if made is not None:
+            calls.append(made)
+    elif kind == "tool_call_response":
+        answers.append(Answer(_id(part.get("id")), _function_response(part.get("response"))))
+    elif kind == "tool_result":
+        result = _result(part.get("content"))
+        if part.get("is_error") is True and result.error is None:
+            result = result._replace(error=_text(result.value) or "error")
+        answers.append(Answer(_id(part.get("tool_use_id")), result))
+    elif kind == "ToolCallResult":
+        answers.append(_repr_answer(part))
+    elif isinstance(part.get("functionCall"), dict):
+        call = part["functionCall"]
+        made = requested(call.get("id"), call.get("name"), call.get("args"))
+        if made is not None:
+            calls.append(made)
+    elif isinstance(part.get("functionResponse"), dict):
+        response = part["functionResponse"]
+        answers.append(
+            Answer(_id(response.get("id")), _function_response(response.get("response")))
+        )
+
+
+def _repr_answer(part: dict[str, Any]) -> Answer:
+    origin = part.get("origin")
+    call_id = origin.get("id") if isinstance(origin, dict) else None
+    result = _result(part.get("result"))
+    if part.get("error") is True and result.error is None:
+        result = result._replace(error=_text(result.value) or "error")
+    return Answer(_id(call_id), result)
+
+
+def _function_response(response: Any) -> ToolResult:
+    """A function response, out of the ``{"result": …}`` / ``{"error": …}`` envelope
+    SDKs wrap a Python function's return in."""
+    if isinstance(response, dict) and len(response) == 1 and "result" in response:
+        return _result(response["result"])
+    return _result(response)
+
+
+def _result(value: Any) -> ToolResult:
+    if isinstance(value, str):
+        parsed = parse_json(value)
+        return result_of(value if parsed is INVALID else parsed)
+    return result_of(value)
+
+
+def _id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value or None
+    return None

@@ -1,0 +1,98 @@
+"""Tool calls that no span executed, answered in a later model call's history.
+
+A call the model requested is unexecuted as far as spans tell when no tool span ran
+it. When the input history of a *later* model call of the same run holds the
+assistant message that requested it followed by its result, it did run: the step is
+rebuilt from those messages (``source: "messages"``) with the result or error found.
+
+Matching: the *last* assistant message of the history that requested this call (the
+same name; the same id and arguments wherever both sides have them: histories repeat
+earlier turns, and some SDKs reuse ids across turns), then among the answers after
+it, the one with the call's id, else the one at the call's position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from collector.normalize.history import Answer, Message, history
+from collector.normalize.join import LlmCall
+from collector.normalize.messages import RequestedCall
+from evaluators.trajectory import Step, StepKind
+
+SOURCE = "messages"
+
+
+def answer_of(llms: Sequence[LlmCall], index: int, call: RequestedCall) -> Answer | None:
+    """The answer to ``call`` (requested by ``llms[index]``) in the history of a later
+    model call of ``llms``, or None."""
+    for later in llms[index + 1 :]:
+        for span in later.spans:
+            messages = history(span)
+            if messages:
+                found = _find(messages, call)
+                if found is not None:
+                    return found
+                break
+    return None
+
+
+def call_id_of(llms: Sequence[LlmCall], index: int, name: str, args: object) -> str | None:
+    """The id a later model call's history gives the call ``name(args)`` that
+    ``llms[index]`` requested (for tool spans that record none), or None."""
+    wanted = RequestedCall(None, name, args, None)
+    for later in llms[index + 1 :]:
+        for span in later.spans:
+            messages = history(span)
+            if not messages:
+                continue
+            for m in range(len(messages) - 1, -1, -1):  # (mypyc: no reversed() here)
+                for seen in messages[m].calls:
+                    found = seen.call_id
+                    if found is not None and _same(seen, wanted):
+                        return str(found)
+            return None
+    return None
+
+
+def rebuilt_step(llm: Step, call: RequestedCall, answer: Answer) -> Step:
+    """The executed call, placed where an unexecuted one would be (the LLM's end)."""
+    end = llm.start_unix_nano + round(llm.duration_s * 1e9)
+    call_id = call.call_id or answer.call_id
+    result = answer.result
+    return Step(StepKind.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args,
+                result.value, result.error, call_id, call.raw_args, llm.agent, True,
+                None, None, None, SOURCE)  # fmt: skip
+
+
+def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
+    for m in range(len(messages) - 1, -1, -1):
+        calls = messages[m].calls
+        k = next((k for k, seen in enumerate(calls) if _same(seen, call)), None)
+        if k is None:
+            continue
+        answers = _answers_after(messages, m)
+        if call.call_id is not None:
+            for answer in answers:
+                if answer.call_id == call.call_id:
+                    return answer
+        return answers[k] if k < len(answers) else None  # answers follow the calls' order
+    return None
+
+
+def _answers_after(messages: list[Message], m: int) -> list[Answer]:
+    """The answers following message ``m``, up to the next message with calls."""
+    found: list[Answer] = []
+    for message in messages[m + 1 :]:
+        if message.calls:
+            break
+        found.extend(message.answers)
+    return found
+
+
+def _same(seen: RequestedCall, call: RequestedCall) -> bool:
+    if seen.name != call.name:
+        return False
+    if seen.call_id is not None and call.call_id is not None and seen.call_id != call.call_id:
+        return False
+    return seen.args is None or call.args is None or seen.args == call.args

@@ -1,0 +1,95 @@
+"""The run's input and output: what the user asked, what the agent finally answered.
+
+Read first from run-level spans (the agent root, then the trace root), then from the
+model calls: the last user message of the first model call, the last assistant
+message of the last one (every layer of a call is asked). Frameworks that template
+the model's prompt (and parse its reply) record the user's words only inside that
+template; when the run root records its input (or output) as an object, the field of
+it that appears verbatim in the model's text is the run's input (or output): the
+first such field for the input, the last for the output (the answer, not the
+reasoning before it). No template syntax is assumed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from collector.core.records import Span
+from collector.normalize import conventions
+from collector.normalize.conventions import openinference
+from collector.normalize.join import LlmCall
+from collector.normalize.values import INVALID, parse_json, text
+
+_MAX_FIELDS = 64
+
+
+def run_input(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None:
+    """The user's request to the run (module docstring)."""
+    for span in run_spans:
+        found = conventions.first_text(conventions.RUN_INPUT, span)
+        if found:
+            return found
+    if not llms:
+        return None
+    found = _from_layers(conventions.LLM_INPUT, llms[0])
+    if found is None:
+        return None
+    narrowed = _fields_inside(run_spans, openinference.INPUT_VALUE, found)
+    return narrowed[0] if narrowed else found
+
+
+def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None:
+    """The agent's final answer (module docstring); None when the last model call
+    asked for tools (the run was cut short)."""
+    for span in run_spans:
+        found = conventions.first_text(conventions.RUN_OUTPUT, span)
+        if found:
+            return found
+    if llms:
+        found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
+        if found is None:
+            return None
+        narrowed = _fields_inside(run_spans, openinference.OUTPUT_VALUE, found)
+        return narrowed[-1] if narrowed else found
+    for span in run_spans:
+        found = conventions.first_text(conventions.RUN_OUTPUT_FALLBACK, span)
+        if found:
+            return found
+    return None
+
+
+def _from_layers(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> str | None:
+    for span in llm.spans:
+        found = conventions.first_text(readers, span)
+        if found:
+            return found
+    return None
+
+
+def _fields_inside(run_spans: Sequence[Span], key: str, model_text: str) -> list[str]:
+    """String fields of a run span's object-valued ``key`` found inside ``model_text``."""
+    for span in run_spans:
+        raw = text(span.attributes.get(key))
+        if raw is None or raw[:1] != "{":
+            continue
+        fields = _string_fields(parse_json(raw))
+        hits = [value for value in fields if value != model_text and value in model_text]
+        if hits:
+            return hits
+    return []
+
+
+def _string_fields(value: Any) -> list[str]:
+    """The top-level string fields of an object, looking through one-key envelopes
+    (``{"input_args": {...}}``)."""
+    for _ in range(4):
+        if isinstance(value, dict) and len(value) == 1:
+            inner = next(iter(value.values()))
+            if isinstance(inner, dict):
+                value = inner
+                continue
+        break
+    if value is INVALID or not isinstance(value, dict):
+        return []
+    return [item for item in list(value.values())[:_MAX_FIELDS] if isinstance(item, str) and item]

@@ -1,0 +1,90 @@
+"""The trajectory's steps, in order, from the drafts the span walk produced.
+
+Executed tool spans are joined to the requests of the model calls (``join``);
+requested calls that no span executed are rebuilt from a later model call's history
+(``rebuilt``) or kept as unexecuted; framework-internal tools become ``control``
+steps; retries are folded (``retries``). Order: start time, then span-tree order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import itemgetter
+
+from collector.normalize import conventions
+from collector.normalize.join import LlmCall, join, unexecuted
+from collector.normalize.mappings import is_internal_tool
+from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step
+from collector.normalize.retries import attempt_number, fold
+from collector.normalize.steps import tool_step, unexecuted_step
+from collector.normalize.tools import ToolDraft
+from evaluators.trajectory import Step, StepKind
+
+SortKey = tuple[int, int, int]  # start time, tree-order rank, 0 (or 1+n: unexecuted call n)
+Item = Step | ToolDraft | LlmCall
+sort_key = itemgetter(0)
+
+
+def ordered_steps(
+    items: Sequence[tuple[SortKey, Item]], llms: list[LlmCall], internal_tools: tuple[str, ...]
+) -> tuple[Step, ...]:
+    """The steps of ``items`` (sorted by their keys); appends the model calls to
+    ``llms`` in trajectory order."""
+    joined = join([item for _, item in items if not isinstance(item, Step)])
+    rank_of: dict[int, int] = {}  # id(llm) → its tree-order rank
+    index_of: dict[int, int] = {}  # id(llm) → its position in ``llms``
+    for key, item in items:
+        if isinstance(item, LlmCall):
+            rank_of[id(item)], index_of[id(item)] = key[1], len(llms)
+            llms.append(item)
+    out: list[tuple[SortKey, Step, int]] = []  # (order, step, attempt number)
+    for key, item in items:
+        if isinstance(item, ToolDraft):
+            link = joined[id(item)]
+            step = tool_step(item, link)
+            if step.call_id is None and link.llm is not None:
+                found = call_id_of(llms, index_of[id(link.llm)], step.name, step.args)
+                step = step if found is None else step._replace(call_id=found)
+            if is_internal_tool(step.name, internal_tools):
+                step = step._replace(kind=StepKind.CONTROL)
+            out.append((key, step, attempt_number(item.span)))
+        else:
+            out.append((key, item.step if isinstance(item, LlmCall) else item, 1))
+    added = False
+    for n, (llm, call) in enumerate(unexecuted(llms)):
+        if is_internal_tool(call.name, internal_tools):
+            continue  # answered by the framework itself (an output tool), never run
+        answer = answer_of(llms, index_of[id(llm)], call)
+        if answer is None:
+            step = unexecuted_step(llm.step, call)
+        else:
+            step = rebuilt_step(llm.step, call, answer)
+        out.append(((step.start_unix_nano, rank_of[id(llm)], 1 + n), step, 1))
+        added = True
+    if added:  # else ``out`` is in ``items`` order already
+        out.sort(key=sort_key)
+    return tuple(fold([(step, attempt) for _, step, attempt in out]))
+
+
+def control_output(steps: tuple[Step, ...]) -> str | None:
+    """A final-answer tool's lone text argument, when nothing else gave an output."""
+    for n in range(len(steps) - 1, -1, -1):  # (mypyc: no reversed() over steps)
+        step = steps[n]
+        if step.kind is StepKind.CONTROL and isinstance(step.args, dict) and len(step.args) == 1:
+            value = next(iter(step.args.values()))
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def content_recorded(llms: Sequence[LlmCall]) -> bool:
+    """True if any model call recorded its messages (content capture was on)."""
+    for llm in llms:
+        if llm.calls:
+            return True
+        for span in llm.spans:
+            if conventions.first_text(conventions.LLM_INPUT, span):
+                return True
+            if conventions.first_text(conventions.LLM_OUTPUT, span):
+                return True
+    return False

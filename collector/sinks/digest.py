@@ -1,0 +1,123 @@
+"""What each service's traces carry: the data behind ``evald doctor``.
+
+Per service: traces seen (and skipped as no agent run), the instrumentation
+conventions recognised, tool and model calls per trace, and how many traces each
+gap affects (``evaluators.gaps``). Bounded: at most ``max_services`` services are
+tracked (later ones are counted under ``other``), a few numbers each. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector.sinks.base import ResultSink
+from evaluators.gaps import setting_for
+from evaluators.runner import Outcome
+from evaluators.trajectory import StepKind, Trajectory
+
+OVERFLOW_SERVICE = "other"
+DEFAULT_MAX_SERVICES = 200
+
+
+@dataclass
+class ServiceStats:
+    """One service's counts."""
+
+    traces: int = 0
+    skipped: int = 0
+    tool_calls: int = 0
+    llm_calls: int = 0
+    conventions: Counter[str] = field(default_factory=Counter)
+    gaps: Counter[str] = field(default_factory=Counter)
+
+    def add(self, trajectory: Trajectory) -> None:
+        self.traces += 1
+        if trajectory.skip_reason is not None:
+            self.skipped += 1
+            return
+        self.tool_calls += len(trajectory.tool_calls)
+        self.llm_calls += sum(1 for step in trajectory.steps if step.kind is StepKind.LLM)
+        self.conventions.update(trajectory.conventions)
+        self.gaps.update(trajectory.gaps)
+
+    def merge(self, other: ServiceStats) -> None:
+        self.traces += other.traces
+        self.skipped += other.skipped
+        self.tool_calls += other.tool_calls
+        self.llm_calls += other.llm_calls
+        self.conventions.update(other.conventions)
+        self.gaps.update(other.gaps)
+
+    def to_json(self) -> dict[str, Any]:
+        runs = self.traces - self.skipped
+        conventions = sorted(self.conventions)
+        return {
+            "traces": self.traces,
+            "skipped": self.skipped,
+            "conventions": dict(sorted(self.conventions.items())),
+            "tool_calls_per_trace": round(self.tool_calls / runs, 2) if runs else 0.0,
+            "llm_calls_per_trace": round(self.llm_calls / runs, 2) if runs else 0.0,
+            "gaps": {
+                gap: {
+                    "traces": count,
+                    "share": round(count / runs, 4) if runs else 0.0,
+                    "setting": setting_for(conventions, gap),
+                }
+                for gap, count in sorted(self.gaps.items())
+            },
+        }
+
+
+class ServiceDigest(ResultSink):
+    """Per-service digest of what the traces carry; ``snapshot()`` for doctor."""
+
+    name = "digest"
+
+    def __init__(self, max_services: int = DEFAULT_MAX_SERVICES) -> None:
+        self._max = max_services
+        self._services: dict[str, ServiceStats] = {}
+        self._lock = threading.Lock()
+
+    def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        self._add(trajectory)
+
+    def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        """Later outcomes: the trajectory was counted already."""
+
+    def write_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
+        """A merged session: its turns were counted already."""
+
+    def write_skipped(self, trajectory: Trajectory) -> None:
+        self._add(trajectory)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def snapshot(self) -> dict[str, Any]:
+        """``{service: stats}`` as JSON-ready dicts, services in name order."""
+        with self._lock:
+            return {name: stats.to_json() for name, stats in sorted(self._services.items())}
+
+    def merge(self, other: ServiceDigest) -> None:
+        """Add ``other``'s counts (replay workers)."""
+        with other._lock:
+            items = list(other._services.items())
+        with self._lock:
+            for name, stats in items:
+                self._stats(name).merge(stats)
+
+    def _add(self, trajectory: Trajectory) -> None:
+        with self._lock:
+            self._stats(trajectory.service).add(trajectory)
+
+    def _stats(self, service: str) -> ServiceStats:
+        found = self._services.get(service)
+        if found is None:
+            if len(self._services) >= self._max:
+                service = OVERFLOW_SERVICE
+            found = self._services.setdefault(service, ServiceStats())
+        return found

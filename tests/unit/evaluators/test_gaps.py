@@ -1,0 +1,66 @@
+"""Evaluators that need what the trace did not record report the gap, never a failure."""
+
+from __future__ import annotations
+
+from evaluators.gaps import GAP_ERROR, gap_error, setting_for
+from evaluators.results import ErrorResult, NumericResult
+from evaluators.runner import EvaluationRunner
+from evaluators.spec import build_spec
+from evaluators.testing import TrajectoryBuilder
+
+SPEC = build_spec(
+    {
+        "id": "refund",
+        "reference": {"trajectory": [{"tool": "refund", "args": {"invoice_id": 9}}]},
+        "evaluators": [
+            "tool_args_match",
+            "trajectory_recall",
+            {"name": "trajectory_precision", "config": {"args": "ignore"}},
+            {"name": "response_contains", "criteria": {"contains": ["done"]}},
+        ],
+    }
+)
+
+
+def outcomes(builder: TrajectoryBuilder) -> dict[str, object]:
+    trajectory = builder.build()
+    with EvaluationRunner() as runner:
+        return {o.evaluator: o for o in runner.run(trajectory, SPEC.bound)}
+
+
+def test_without_recorded_arguments_argument_checks_report_the_gap() -> None:
+    builder = TrajectoryBuilder("refund 9").tool("refund", None).output("done")
+    found = outcomes(builder.gaps("tool_args", conventions=("openinference",)))
+    for evaluator in ("tool_args_match", "trajectory_recall"):  # both compare arguments
+        outcome = found[evaluator]
+        assert isinstance(outcome.result, ErrorResult) and outcome.passed is None  # type: ignore[attr-defined]
+        assert outcome.result.error == GAP_ERROR  # type: ignore[attr-defined]
+        assert outcome.result.explanation.startswith(  # type: ignore[attr-defined]
+            "tool arguments not recorded by this instrumentation: do not hide inputs"
+        )
+    # Names only, and the answer: nothing missing, real verdicts.
+    assert isinstance(found["trajectory_precision"].result, NumericResult)  # type: ignore[attr-defined]
+    assert found["response_contains"].passed is True  # type: ignore[attr-defined]
+
+
+def test_the_same_checks_run_when_arguments_were_recorded() -> None:
+    found = outcomes(TrajectoryBuilder("refund 9").tool("refund", {"invoice_id": 9}).output("x"))
+    assert found["tool_args_match"].result.score == 1.0  # type: ignore[attr-defined]
+    assert found["response_contains"].passed is False  # type: ignore[attr-defined]
+
+
+def test_a_missing_answer_is_no_failed_answer() -> None:
+    found = outcomes(TrajectoryBuilder("refund 9").tool("refund", {"invoice_id": 9}).gaps("output"))
+    assert found["response_contains"].passed is None  # type: ignore[attr-defined]
+    assert found["tool_args_match"].result.score == 1.0  # type: ignore[attr-defined]
+
+
+def test_each_gap_names_the_setting_of_the_instrumentation_in_use() -> None:
+    assert "TRACELOOP_TRACE_CONTENT" in setting_for(("traceloop",), "tool_args")
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in setting_for((), "content")
+    assert "conversation id" in setting_for(("otel_genai",), "session_id")
+    trajectory = TrajectoryBuilder("q").gaps("input", "output").build()
+    assert gap_error(trajectory, ["input", "output"]).details == {
+        "gaps": ["input", "output"],
+        "conventions": [],
+    }

@@ -1,0 +1,382 @@
+"""The general reconstruction rules (issue 13 §1, docs/adr/0017-general-reconstruction.md):
+each on a minimal hand-made trace, and on the real capture that needs it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from support.paths import GOLDEN
+from support.span_kit import genai_agent, genai_chat, genai_tool, oi, run, span
+
+from collector.core.records import CompletionReason, SpanEvent, StatusCode, Trace
+from collector.decode import decode_json
+from collector.normalize import ATTRIBUTE_SELECTOR, Mappings, normalize
+from collector.normalize.arguments import parse_arguments
+from collector.normalize.results import parse_result
+from evaluators.trajectory import StepKind, Trajectory
+
+TRACES = GOLDEN / "traces"
+ARGS = "gen_ai.tool.call.arguments"
+
+
+def captured(framework: str, scenario: str, turn: int = 0) -> Trajectory:
+    """The trajectory of one labelled turn of a golden capture."""
+    folder = TRACES / framework
+    expected = json.loads((folder / f"{scenario}.expected.json").read_text())
+    spans = [
+        span
+        for line in (folder / f"{scenario}.jsonl").read_bytes().splitlines()
+        if line.strip()
+        for span in decode_json(line, ATTRIBUTE_SELECTOR).spans
+    ]
+    stray = set(expected.get("stray_traces", ()))
+    trace_id = [t for t in expected["trace_ids"] if t not in stray][turn]
+    mine = tuple(span for span in spans if span.trace_id.hex() == trace_id)
+    return normalize(Trace(mine[0].trace_id, mine, CompletionReason.END_OF_INPUT, 0, 0))
+
+
+def tool_attrs(name: str, **extra: Any) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **extra}
+
+
+# --- one call, two instrumentation layers -----------------------------------------------
+
+
+OUTER = {
+    "tool.name": "refund",
+    "input.value": '{"id": 9}',
+    "output.value": "Error executing tool refund: expired",
+}
+
+
+def test_a_tool_span_under_a_same_tool_span_through_plumbing_is_one_step() -> None:
+    trajectory = run(
+        genai_agent(),
+        oi(2, "refund", "TOOL", parent=1, **OUTER),
+        span(3, "MCP send tools/call refund", {"mcp.method.name": "tools/call"}, parent=2),
+        span(4, "tools/call refund", tool_attrs("refund", **{"error.type": "e"}), parent=3),
+    )
+    (step,) = trajectory.tool_calls
+    assert (step.name, step.args, step.span_id) == ("refund", {"id": 9}, f"{2:016x}")
+    assert step.error is not None and "expired" in step.error  # the inner layer's flag
+    assert "duplicate_instrumentation" in trajectory.gaps
+
+
+def test_layers_of_a_call_with_other_arguments_are_two_calls() -> None:
+    trajectory = run(
+        genai_agent(),
+        span(2, "outer", tool_attrs("search", **{ARGS: '{"q": 1}'}), parent=1),
+        span(3, "inner", tool_attrs("search", **{ARGS: '{"q": 2}'}), parent=2),
+    )
+    assert [step.args for step in trajectory.tool_calls] == [{"q": 1}, {"q": 2}]
+
+
+def test_a_model_span_under_a_model_span_is_one_call_with_the_inner_tokens() -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 70}
+    trajectory = run(
+        genai_agent(),
+        oi(2, "LM.__call__", "LLM", parent=1),
+        span(3, "adapter", {"openinference.span.kind": "CHAIN"}, parent=2),
+        span(4, "chat m", chat, parent=3),
+    )
+    (llm,) = trajectory.steps_of([StepKind.LLM])
+    assert llm.input_tokens == 70 and llm.span_id == f"{2:016x}"
+
+
+def test_mcp_capture_has_one_step_per_call_and_the_refund_error() -> None:
+    trajectory = captured("mcp-tools-openai-agents", "tool_error")
+    names = [step.name for step in trajectory.tool_calls]
+    assert names == ["lookup_invoice", "lookup_track", "refund"]
+    assert "RefundWindowExpired" in (trajectory.tool_calls[-1].error or "")
+    assert trajectory.steps_of([StepKind.OTHER]) == ()  # MCP list/send spans: plumbing
+
+
+# --- argument envelopes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        '{"args": [], "kwargs": {"invoice_id": 9}}',
+        '{"kwargs": {"invoice_id": 9}}',
+        '{"input": {"invoice_id": 9}, "config": {"tags": []}, "run_manager": null}',
+    ],
+)
+def test_call_envelopes_are_unwrapped_and_the_text_kept(recorded: str) -> None:
+    arguments = parse_arguments(recorded)
+    assert arguments.value == {"invoice_id": 9} and arguments.raw == recorded
+
+
+def test_positional_arguments_or_real_parameters_are_not_an_envelope() -> None:
+    assert parse_arguments('{"args": [1], "kwargs": {"a": 2}}').value == {
+        "args": [1],
+        "kwargs": {"a": 2},
+    }
+    assert parse_arguments('{"input": {"q": 1}, "limit": 3}').value == {
+        "input": {"q": 1},
+        "limit": 3,
+    }
+
+
+def test_a_request_for_the_outer_object_keeps_a_parameter_named_input() -> None:
+    request = [{"id": "c1", "name": "run_query", "arguments": {"input": {"q": 1}}}]
+    trajectory = run(
+        genai_agent(),
+        genai_chat(2, request),
+        genai_tool(3, "run_query", '{"input": {"q": 1}}', call_id="c1"),
+    )
+    assert trajectory.tool_calls[0].args == {"input": {"q": 1}}
+
+
+def test_dspy_capture_arguments_come_out_of_the_kwargs_envelope() -> None:
+    trajectory = captured("dspy-openinference", "correct")
+    assert trajectory.tool_calls[0].args == {"customer_id": 17, "invoice_id": 1042}
+    assert (
+        trajectory.tool_calls[0].raw_args == '{"kwargs": {"customer_id": 17, "invoice_id": 1042}}'
+    )
+
+
+# --- framework-internal tools --------------------------------------------------------------
+
+
+def test_a_final_answer_tool_is_a_control_step_and_gives_the_output() -> None:
+    trajectory = run(
+        genai_agent(),
+        genai_tool(2, "lookup", '{"q": 1}', call_id=None),
+        genai_tool(3, "final_answer", '{"answer": "It is on The Wall."}', call_id=None),
+    )
+    assert [step.name for step in trajectory.tool_calls] == ["lookup"]
+    (control,) = trajectory.steps_of([StepKind.CONTROL])
+    assert control.name == "final_answer"
+    assert trajectory.output == "It is on The Wall."
+
+
+def test_the_internal_tool_list_is_configurable() -> None:
+    spans = (genai_agent(), genai_tool(2, "stop_loop", "{}", call_id=None))
+    assert run(*spans).tool_calls[0].name == "stop_loop"
+    mappings = Mappings(internal_tools=("stop_*",))
+    assert run(*spans, mappings=mappings).steps_of([StepKind.CONTROL])[0].name == "stop_loop"
+
+
+def test_dspy_capture_finish_is_a_control_step() -> None:
+    trajectory = captured("dspy-openinference", "correct")
+    assert "finish" not in [step.name for step in trajectory.tool_calls]
+    assert [step.name for step in trajectory.steps_of([StepKind.CONTROL])] == ["finish"]
+
+
+# --- namespaced and callable tool names ----------------------------------------------------
+
+
+def test_tool_names_are_kept_as_recorded_and_callable_spans_named_after_the_callable() -> None:
+    trajectory = run(
+        genai_agent(),
+        span(2, "mcp__store__refund", tool_attrs("mcp__store__refund"), parent=1),
+        oi(3, "lookup.__call__", "TOOL", parent=1),
+    )
+    assert [step.name for step in trajectory.tool_calls] == ["mcp__store__refund", "lookup"]
+
+
+# --- input and output from the model's messages --------------------------------------------
+
+
+def test_input_and_output_from_the_model_calls_when_no_run_span_has_them() -> None:
+    user = [
+        {"role": "system", "parts": [{"type": "text", "content": "You are a shop."}]},
+        {"role": "user", "parts": [{"type": "text", "content": "refund 9"}]},
+    ]
+    first = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(user)}
+    reply = [{"role": "assistant", "parts": [{"type": "text", "content": "Refunded."}]}]
+    last = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(reply)}
+    trajectory = run(span(1, "support_turn"), span(2, "chat", first, parent=1),
+                     span(3, "chat", last, parent=1))  # fmt: skip
+    assert (trajectory.input, trajectory.output) == ("refund 9", "Refunded.")
+
+
+def test_a_templated_prompt_yields_the_run_field_it_contains() -> None:
+    root = {
+        "openinference.span.kind": "CHAIN",
+        "input.value": json.dumps({"input_args": {"question": "refund 9", "history": "[]"}}),
+        "output.value": json.dumps({"reasoning": "checked", "response": "Refunded."}),
+    }
+    prompt = json.dumps([{"role": "user", "content": "[[ ## question ## ]]\nrefund 9\n"}])
+    reply = "[[ ## reasoning ## ]]\nchecked\n[[ ## response ## ]]\nRefunded.\n"
+    llm = {"input.value": prompt, "llm.output_messages.0.message.role": "assistant",
+           "llm.output_messages.0.message.content": reply}  # fmt: skip
+    trajectory = run(span(1, "Module.forward", root), oi(2, "LM", "LLM", parent=1, **llm))
+    assert (trajectory.input, trajectory.output) == ("refund 9", "Refunded.")
+
+
+def test_content_block_replies_are_read() -> None:
+    trajectory = captured("anthropic-client-openinference", "correct")
+    assert trajectory.output is not None and trajectory.output.startswith("Done")
+
+
+# --- errors reported only inside results ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("recorded", "message"),
+    [
+        ('{"error": "RefundWindowExpired: too late"}', "RefundWindowExpired: too late"),
+        ('{"content": [{"type": "text", "text": "too late"}], "isError": true}', "too late"),
+        ("ToolResult(status='error', content='too late')", "too late"),
+        ("Error executing tool refund: too late", "Error executing tool refund: too late"),
+        ("StoreError: too late", "StoreError: too late"),
+    ],
+)
+def test_errors_reported_inside_results_in_any_textual_form(recorded: str, message: str) -> None:
+    assert parse_result(recorded).error == message
+
+
+@pytest.mark.parametrize("recorded", ['{"errors_seen": 0}', "All good: done", '{"ok": true}'])
+def test_ordinary_results_are_no_errors(recorded: str) -> None:
+    assert parse_result(recorded).error is None
+
+
+def test_a_single_text_content_block_is_unwrapped() -> None:
+    assert parse_result('{"type": "text", "text": "{\\"total\\": 2}"}').value == {"total": 2}
+
+
+# --- framework retries ---------------------------------------------------------------------
+
+
+def failed_tool(n: int, name: str, args: str) -> Any:
+    attributes = tool_attrs(name, **{ARGS: args})
+    return span(n, f"execute_tool {name}", attributes, parent=1, status=StatusCode.ERROR)
+
+
+def test_a_retried_call_is_one_logical_call_with_its_attempts() -> None:
+    trajectory = run(
+        genai_agent(),
+        failed_tool(2, "refund", '{"id": 9}'),
+        genai_tool(3, "refund", '{"id": 9}', call_id=None),
+    )
+    (step,) = trajectory.tool_calls
+    assert (step.attempts, step.error, step.span_id) == (2, None, f"{3:016x}")
+
+
+def test_an_attempt_counter_marks_retries_even_after_a_success() -> None:
+    trajectory = run(
+        genai_agent(),
+        genai_tool(2, "poll", '{"id": 9}', call_id=None),
+        genai_tool(3, "poll", '{"id": 9}', call_id=None, **{"tool.run_attempts": 2}),
+    )
+    assert [step.attempts for step in trajectory.tool_calls] == [2]
+
+
+def test_a_repeated_call_decided_by_the_model_is_two_calls() -> None:
+    trajectory = run(
+        genai_agent(),
+        failed_tool(2, "refund", '{"id": 9}'),
+        genai_chat(3, []),
+        genai_tool(4, "refund", '{"id": 9}', call_id=None),
+    )
+    assert [step.attempts for step in trajectory.tool_calls] == [1, 1]
+
+
+# --- trajectories recorded only as messages ------------------------------------------------
+
+
+def _chat(n: int, history: list[dict[str, Any]], calls: list[dict[str, Any]]) -> Any:
+    parts = [{"type": "tool_call", **call} for call in calls] or [{"type": "text", "content": "ok"}]
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(history),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
+    }
+    return span(n, "chat", attributes, parent=1)
+
+
+def test_calls_answered_in_the_next_model_call_history_are_rebuilt() -> None:
+    user = {"role": "user", "parts": [{"type": "text", "content": "refund 9"}]}
+    call = {"id": "c1", "name": "refund", "arguments": {"id": 9}}
+    assistant = {"role": "assistant", "parts": [{"type": "tool_call", **call}]}
+    answer = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+                                         "response": '{"error": "expired"}'}]}  # fmt: skip
+    trajectory = run(
+        span(1, "support_turn"), _chat(2, [user], [call]), _chat(3, [user, assistant, answer], [])
+    )
+    (step,) = trajectory.tool_calls
+    assert (step.executed, step.source, step.error, step.span_id) == (
+        True,
+        "messages",
+        "expired",
+        "",
+    )
+
+
+def test_chat_request_histories_are_read_by_position_when_ids_repeat() -> None:
+    request = [{"id": "lookup_0", "name": "lookup", "arguments": {"q": "b"}}]
+    old = [
+        {"role": "assistant", "tool_calls": [{"id": "lookup_0", "function": {
+            "name": "lookup", "arguments": '{"q": "a"}'}}]},
+        {"role": "tool", "tool_call_id": "lookup_0", "content": '{"hit": "a"}'},
+    ]  # fmt: skip
+    new = [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "lookup_0", "name": "lookup",
+                                           "input": {"q": "b"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "lookup_0",
+                                      "content": '{"hit": "b"}', "is_error": False}]},
+    ]  # fmt: skip
+    asks = {"openinference.span.kind": "LLM", **_oi_calls(request)}
+    later = {"openinference.span.kind": "LLM", "input.value": json.dumps({"messages": old + new})}
+    trajectory = run(
+        span(1, "turn"), span(2, "llm", asks, parent=1), span(3, "llm", later, parent=1)
+    )
+    assert [(s.name, s.result, s.source) for s in trajectory.tool_calls] == [
+        ("lookup", {"hit": "b"}, "messages")
+    ]
+
+
+def _oi_calls(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"llm.output_messages.0.message.role": "assistant"}
+    for j, call in enumerate(calls):
+        prefix = f"llm.output_messages.0.message.tool_calls.{j}.tool_call."
+        out[prefix + "id"] = call["id"]
+        out[prefix + "function.name"] = call["name"]
+        out[prefix + "function.arguments"] = json.dumps(call["arguments"])
+    return out
+
+
+def test_a_call_never_answered_stays_unexecuted() -> None:
+    call = {"id": "c1", "name": "refund", "arguments": {"id": 9}}
+    trajectory = run(span(1, "support_turn"), _chat(2, [], [call]))
+    assert [(s.executed, s.source) for s in trajectory.tool_calls] == [(False, None)]
+
+
+@pytest.mark.parametrize(
+    "framework", ["anthropic-client-openinference", "haystack-openinference",
+                  "google-genai-afc-chat-otel"]
+)  # fmt: skip
+def test_client_only_captures_rebuild_every_call_with_its_error(framework: str) -> None:
+    trajectory = captured(framework, "tool_error")
+    assert all(step.executed and step.source == "messages" for step in trajectory.tool_calls)
+    assert "RefundWindowExpired" in (trajectory.tool_calls[-1].error or "")
+
+
+def test_events_are_read_like_attributes() -> None:
+    messages = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
+    details = SpanEvent("gen_ai.client.inference.operation.details", 0,
+                        {"gen_ai.input.messages": messages})  # fmt: skip
+    chat = span(2, "chat", {"gen_ai.operation.name": "chat"}, parent=1, events=(details,))
+    assert run(span(1, "turn"), chat).input == "hi"
+
+
+# --- stray traces ---------------------------------------------------------------------------
+
+
+def test_a_stray_handshake_trace_is_no_run() -> None:
+    trajectory = captured("mcp-tools-openai-agents", "correct")
+    assert trajectory.skip_reason is None
+    expected = json.loads((TRACES / "mcp-tools-openai-agents/correct.expected.json").read_text())
+    (stray,) = expected["stray_traces"]
+    spans = [
+        span
+        for line in (TRACES / "mcp-tools-openai-agents/correct.jsonl").read_bytes().splitlines()
+        for span in decode_json(line, ATTRIBUTE_SELECTOR).spans
+        if span.trace_id.hex() == stray
+    ]
+    trace = Trace(spans[0].trace_id, tuple(spans), CompletionReason.END_OF_INPUT, 0, 0)
+    assert normalize(trace).skip_reason == "no_agent_spans"
