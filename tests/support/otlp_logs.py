@@ -1,0 +1,112 @@
+"""OTLP log records built by hand (protobuf and OTLP/JSON) and a GenAI agent run whose
+content travels only as log records, as opentelemetry-instrumentation-openai-v2 sends it."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValueList
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord as PbLogRecord
+from opentelemetry.proto.logs.v1.logs_pb2 import ResourceLogs, ScopeLogs
+
+TRACE_ID = bytes(range(1, 17))
+SPAN_ID = bytes(range(1, 9))
+DETAILS = "gen_ai.client.inference.operation.details"
+_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
+
+
+def any_value(value: object) -> AnyValue:
+    """A Python value as an OTLP ``AnyValue`` (dicts become kvlists, lists arrays)."""
+    if isinstance(value, AnyValue):
+        return value
+    if value is None:
+        return AnyValue()
+    if isinstance(value, bool):
+        return AnyValue(bool_value=value)
+    if isinstance(value, int):
+        return AnyValue(int_value=value)
+    if isinstance(value, float):
+        return AnyValue(double_value=value)
+    if isinstance(value, bytes):
+        return AnyValue(bytes_value=value)
+    if isinstance(value, str):
+        return AnyValue(string_value=value)
+    out = AnyValue()
+    if isinstance(value, dict):
+        out.kvlist_value.CopyFrom(
+            KeyValueList(values=[KeyValue(key=k, value=any_value(v)) for k, v in value.items()])
+        )
+        return out
+    if isinstance(value, list | tuple):
+        out.array_value.values.extend(any_value(item) for item in value)
+        return out
+    raise TypeError(f"no AnyValue for {value!r}")
+
+
+def pb_log(
+    *,
+    trace_id: bytes = TRACE_ID,
+    span_id: bytes = SPAN_ID,
+    event_name: str = "",
+    time: int = 0,
+    observed: int = 0,
+    body: object = None,
+    **attributes: object,
+) -> PbLogRecord:
+    """A protobuf ``LogRecord``; attribute keys use ``__`` for dots (``gen_ai__x``)."""
+    record = PbLogRecord(
+        trace_id=trace_id,
+        span_id=span_id,
+        event_name=event_name,
+        time_unix_nano=time,
+        observed_time_unix_nano=observed,
+    )
+    if body is not None:
+        record.body.CopyFrom(any_value(body))
+    record.attributes.extend(
+        KeyValue(key=key.replace("__", "."), value=any_value(value))
+        for key, value in attributes.items()
+    )
+    return record
+
+
+def logs_request(
+    *records: PbLogRecord, service: str = "svc", scope: str = "scope", **resource: str
+) -> ExportLogsServiceRequest:
+    resource_logs = ResourceLogs(scope_logs=[ScopeLogs(log_records=list(records))])
+    resource_logs.scope_logs[0].scope.name = scope
+    for key, value in {"service.name": service, **resource}.items():
+        resource_logs.resource.attributes.append(KeyValue(key=key, value=any_value(value)))
+    return ExportLogsServiceRequest(resource_logs=[resource_logs])
+
+
+def otlp_json(message: Message) -> bytes:
+    """``message`` in OTLP/JSON: protobuf's JSON mapping with ids as hex, not base64."""
+    return json.dumps(_hex_ids(json_format.MessageToDict(message))).encode()
+
+
+def _hex_ids(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: base64.b64decode(value).hex() if key in _ID_KEYS else _hex_ids(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(item) for item in node]
+    return node
+
+
+def messages(role: str, text: str) -> list[dict[str, object]]:
+    """One semconv message ``[{role, parts: [{type: text, content}]}]``."""
+    return [{"role": role, "parts": [{"type": "text", "content": text}]}]
+
+
+def tool_call_message(call_id: str, name: str, arguments: dict[str, object]) -> list[object]:
+    """An assistant message requesting one tool call (arguments as a kvlist, as observed)."""
+    part = {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+    return [{"role": "assistant", "parts": [part], "finish_reason": "tool_calls"}]
