@@ -96,14 +96,10 @@ class TraceAssembler:
     Spans past ``max_spans_per_trace`` are reported rejected; so are spans that still
     do not fit the global limits after eviction (only a batch larger than the limits).
 
-    Log records (``add_logs``) count as one span each toward ``max_spans`` and
-    ``max_spans_per_trace`` and are refused the same way. They carry no id, so they are
-    not deduplicated. They start no timer of their own: a trace completes on its root
-    span as above, a trace of log records only at ``max_trace_age``. On release they
-    become events of their spans (``collector.assembly.log_join``); a trace released
-    with log records but no span has nothing to evaluate: it is not offered, its
-    records are counted (``evald_log_records_orphaned_total``) and its id is not
-    remembered, so spans arriving later still make a trace.
+    Log records (``add_logs``, docs/adr/0014-otlp-logs.md) count as spans toward the
+    limits, are not deduplicated (no id) and start no timer. On release they become
+    events of their spans (``collector.assembly.log_join``). A trace of records only
+    is never offered: its records are counted as orphaned and its id not remembered.
 
     Late spans and records: the ids of the last ``decided_traces_memory`` released
     traces are remembered. A span or record for one of them is not merged (the trace
@@ -134,6 +130,7 @@ class TraceAssembler:
         )
         self._span_count = 0
         self._record_count = 0
+        self._records_gauged = 0  # what the records gauge shows: most traffic has none
         self._decided: OrderedDict[bytes, None] = OrderedDict()  # LRU of released ids
         # One child per reason: labels() validates and locks on every call.
         self._completed = {
@@ -218,17 +215,18 @@ class TraceAssembler:
 
     def _plan(self, spans: Sequence[Span]) -> _Batch[dict[bytes, Span]]:
         batch: _Batch[dict[bytes, Span]] = _Batch()
-        limit = self._config.max_spans_per_trace
+        limit, decided = self._config.max_spans_per_trace, self._decided
         for span in spans:
             trace_id = span.trace_id
             held = self._traces.get(trace_id)
-            if held is None and self._is_decided(trace_id):
+            if held is None and trace_id in decided:
+                decided.move_to_end(trace_id)  # still receiving: keep remembering it
                 batch.late += 1
                 continue
             new = batch.new.setdefault(trace_id, {})
             if span.span_id in new or (held is not None and span.span_id in held.spans):
                 continue  # duplicate
-            if len(new) + (held.size if held else 0) >= limit:
+            if len(new) + (len(held.spans) + len(held.records) if held else 0) >= limit:
                 batch.reject(1, f"trace {trace_id.hex()} exceeds max_spans_per_trace={limit}")
                 continue
             new[span.span_id] = span
@@ -236,11 +234,12 @@ class TraceAssembler:
 
     def _plan_logs(self, records: Sequence[LogRecord]) -> _Batch[list[LogRecord]]:
         batch: _Batch[list[LogRecord]] = _Batch()
-        limit = self._config.max_spans_per_trace
+        limit, decided = self._config.max_spans_per_trace, self._decided
         for record in records:
             trace_id = record.trace_id
             held = self._traces.get(trace_id)
-            if held is None and self._is_decided(trace_id):
+            if held is None and trace_id in decided:
+                decided.move_to_end(trace_id)  # still receiving: keep remembering it
                 batch.late += 1
                 continue
             new = batch.new.setdefault(trace_id, [])
@@ -253,12 +252,6 @@ class TraceAssembler:
                 continue
             new.append(record)
         return batch
-
-    def _is_decided(self, trace_id: bytes) -> bool:
-        if trace_id not in self._decided:
-            return False
-        self._decided.move_to_end(trace_id)  # still receiving: keep remembering it
-        return True
 
     def _make_room(self, new: Mapping[bytes, Sized], offer: Offer) -> bool:
         """Evict the oldest traces the batch does not touch until the batch fits; False
@@ -333,8 +326,10 @@ class TraceAssembler:
         if not pending.spans:
             self._discard(pending)  # log records only: nothing to evaluate
             return True
-        joined = join(list(pending.spans.values()), pending.records)
-        trace = Trace(pending.trace_id, joined.spans, reason, pending.first_seen, pending.last_seen)
+        spans, unjoined = tuple(pending.spans.values()), 0
+        if pending.records:
+            spans, unjoined = join(spans, pending.records)
+        trace = Trace(pending.trace_id, spans, reason, pending.first_seen, pending.last_seen)
         # Offered before any bookkeeping: without room the trace stays held exactly
         # as it was and the next tick/flush offers it again.
         if not offer(trace):
@@ -342,8 +337,8 @@ class TraceAssembler:
         self._discard(pending)
         self._remember(pending.trace_id)
         self._completed[reason].inc()
-        if joined.unjoined:
-            self._telemetry.assembly.log_records_unjoined.inc(joined.unjoined)
+        if unjoined:
+            self._telemetry.assembly.log_records_unjoined.inc(unjoined)
         return True
 
     def _discard(self, pending: _Pending) -> None:
@@ -364,4 +359,6 @@ class TraceAssembler:
         assembly = self._telemetry.assembly
         assembly.traces_in_flight.set(len(self._traces))
         assembly.spans_in_flight.set(self._span_count)
-        assembly.log_records_in_flight.set(self._record_count)
+        if self._record_count != self._records_gauged:
+            assembly.log_records_in_flight.set(self._record_count)
+            self._records_gauged = self._record_count
