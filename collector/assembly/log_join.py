@@ -8,7 +8,8 @@ stage after assembly.
 
 The join happens once, when the trace is released, so the order in which spans and
 records arrived does not matter. A record is appended to its span's events in time
-order (records of equal time keep their arrival order). A record whose span id names
+order (records of equal time keep their arrival order), as a ``LogEvent``: a
+``SpanEvent`` that remembers its origin. A record whose span id names
 no span of the trace (or none at all) goes to the trace's root span, the earliest
 root if there are several, else to the earliest span; it is counted as unjoined.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from collector.core.records import Attributes, LogRecord, Span, SpanEvent
+from collector.core.records import Attributes, LogEvent, LogRecord, Span
 
 BODY_KEY = "body"
 
@@ -52,7 +53,7 @@ def join(spans: Sequence[Span], records: Sequence[LogRecord]) -> Joined:
     return Joined(tuple(joined), unjoined)
 
 
-def as_event(record: LogRecord) -> SpanEvent:
+def as_event(record: LogRecord) -> LogEvent:
     """The span event a record reads as: its attributes plus its body.
 
     A kvlist body's keys join the attributes (the older GenAI events put the content
@@ -67,7 +68,7 @@ def as_event(record: LogRecord) -> SpanEvent:
         attributes = record.attributes
     else:
         attributes = {BODY_KEY: body, **record.attributes}
-    return SpanEvent(record.event_name, record.time_unix_nano, attributes)
+    return LogEvent(record.event_name, record.time_unix_nano, attributes)
 
 
 def _time(record: LogRecord) -> int:

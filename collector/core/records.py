@@ -55,6 +55,17 @@ class SpanEvent(NamedTuple):
     attributes: Attributes
 
 
+class LogEvent(SpanEvent):
+    """A span event that arrived as an OTLP log record (``collector.assembly.log_join``).
+
+    Read exactly like any ``SpanEvent``; the type only tells where it came from, so
+    ``outputs.otlp.forward_spans`` does not put on the forwarded spans content that the
+    sender chose to keep off its spans (content capture ``EVENT_ONLY``).
+    """
+
+    __slots__ = ()
+
+
 class Span(NamedTuple):
     """One decoded span.
 
