@@ -39,13 +39,31 @@ class Decoded(NamedTuple):
 
         Where the replay clock moves when the payload is replayed.
         """
-        spans = self.spans.spans if self.spans is not None else ()
-        records = self.logs.records if self.logs is not None else ()
-        latest = max(
-            max((span.end_unix_nano for span in spans), default=0),
-            max((record.time_unix_nano for record in records), default=0),
-        )
+        latest = max(self._span_end(max), self._record_time(max))
         return latest / 1e9 if latest else -math.inf
+
+    @property
+    def read_at(self) -> float:
+        """When, in trace time, to replay this payload among the others (seconds).
+
+        Spans at their latest end (a span is exported when it ends); log records at
+        the earliest record: a record is emitted before its span ends, so a payload of
+        records is read before the spans of every trace it holds records of. A payload
+        holding both is read at the earlier of the two; ``-inf`` (at once) when
+        nothing in it has a time.
+        """
+        spans, records = self._span_end(max), self._record_time(min)
+        earliest = min(spans, records) if spans and records else spans or records
+        return earliest / 1e9 if earliest else -math.inf
+
+    def _span_end(self, pick: Callable[..., int]) -> int:
+        spans = self.spans.spans if self.spans is not None else ()
+        return pick((span.end_unix_nano for span in spans), default=0)
+
+    def _record_time(self, pick: Callable[..., int]) -> int:
+        records = self.logs.records if self.logs is not None else ()
+        # A record without any time (0) says nothing about when it arrived.
+        return pick((r.time_unix_nano for r in records if r.time_unix_nano), default=0)
 
 
 def decode_payload(

@@ -38,6 +38,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _MAX_RECORD = 1 << 30  # a length prefix beyond 1 GiB is corruption, not data
 _REQUEST_TAG = 0x0A  # field 1 (resource_spans/_logs), wire type 2: how every request starts
 _LOGS_WORD = re.compile(r"(?:^|[^a-z0-9])logs(?:[^a-z0-9]|$)")  # not "catalogs", "logsheet"
+_FIRST_KEY = re.compile(rb'\s*\{\s*"(resourceLogs|resourceSpans)"')
+_SNIFF = 256  # bytes enough to see an OTLP/JSON document's first key
 
 
 class PayloadFormat(StrEnum):
@@ -94,6 +96,22 @@ def is_log_file(path: Path) -> bool:
     ``traces.pb``, ``catalogs.pb``, ``logsheet.pb`` are not.
     """
     return _LOGS_WORD.search(path.name.lower()) is not None
+
+
+def holds_logs(path: Path) -> bool:
+    """Whether ``path`` holds log records: an OTLP/JSON file whose first document starts
+    with ``resourceLogs`` (or ``resourceSpans``: not), else by name (``is_log_file``).
+
+    Reads a few bytes; an unreadable file is judged by its name (reading it later
+    reports the error).
+    """
+    try:
+        with _open(path) as stream:
+            head = stream.peek(_SNIFF)[:_SNIFF]
+    except (OSError, EOFError):
+        return is_log_file(path)
+    first = _FIRST_KEY.match(head)
+    return first.group(1) == b"resourceLogs" if first else is_log_file(path)
 
 
 def read_payloads(path: Path) -> Iterator[Payload]:

@@ -155,10 +155,10 @@ class Replayer:
             read.payloads += 1
             read.rejected_spans += spans.rejected if spans is not None else 0
             read.dropped_log_records += logs.rejected + logs.no_trace_id if logs else 0
-        if item.at > -math.inf:
+        if (now := item.decoded.trace_time) > -math.inf:
             # Trace time drives completion: the clock jumps to the newest span end
             # (or record time).
-            self._clock.set(item.at)
+            self._clock.set(now)
         if spans is not None and spans.spans:
             self._add(spans.spans)
         if logs is not None and logs.records:

@@ -23,6 +23,7 @@ from collector.offline.readers import (
     Payload,
     PayloadFormat,
     expand_paths,
+    holds_logs,
     is_log_file,
     read_payloads,
 )
@@ -114,6 +115,26 @@ def test_a_binary_log_file_is_read_as_logs_whatever_its_framing(tmp_path: Path) 
     }
 
 
+def test_which_files_hold_logs_json_by_its_first_key_binary_by_name(tmp_path: Path) -> None:
+    spans, logs = contentless_run(1, "q", "t", "a")
+    pretty = json.dumps(json.loads(otlp_json(logs)), indent=2).encode()
+    files = {
+        "export.json": (pretty, True),  # content, whatever the name
+        "named.logs.jsonl": (otlp_json(spans), False),
+        "zipped.jsonl.gz": (gzip.compress(otlp_json(logs)), True),
+        "other.json": (b'{"schemaUrl": ""}', False),  # no resource key first: by name
+        "other.logs.json": (b"{}", True),
+        "run.logs.pb": (logs.SerializeToString(), True),
+        "run.pb": (logs.SerializeToString(), False),  # binary: by name only
+    }
+    for name, (data, _) in files.items():
+        (tmp_path / name).write_bytes(data)
+    assert {name: holds_logs(tmp_path / name) for name in files} == {
+        name: expected for name, (_, expected) in files.items()
+    }
+    assert holds_logs(tmp_path / "missing.logs.pb")  # unreadable: by name
+
+
 def test_json_payloads_decode_by_their_content() -> None:
     spans, logs = contentless_run(1, "q", "t", "a")
     both = {**json.loads(otlp_json(spans)), **json.loads(otlp_json(logs))}
@@ -142,6 +163,19 @@ def test_records_from_protobuf_log_files_join_their_traces(tmp_path: Path, spec:
     write_pb(tmp_path)
     assert_contents_joined(
         trajectories(spec, tmp_path, tmp_path / "runs.pb", tmp_path / "runs.logs.pb")
+    )
+
+
+def test_a_pretty_printed_logs_document_joins_its_traces(tmp_path: Path, spec: Path) -> None:
+    made = runs()
+    (tmp_path / "runs.pb").write_bytes(framed(*(s.SerializeToString() for s, _ in made)))
+    merged = logs_request()
+    for _, records in made:
+        merged.resource_logs.extend(records.resource_logs)
+    document = json.dumps(json.loads(otlp_json(merged)), indent=2)  # one document, many lines
+    (tmp_path / "export.json").write_text(document)  # not named as logs: decoded by content
+    assert_contents_joined(
+        trajectories(spec, tmp_path, tmp_path / "runs.pb", tmp_path / "export.json")
     )
 
 
