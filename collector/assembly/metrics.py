@@ -1,4 +1,4 @@
-"""The assembly stage's metrics: traces and sessions held, completed, evicted, late."""
+"""The assembly stage's metrics: traces, log records and sessions held, completed, evicted, late."""
 
 from __future__ import annotations
 
@@ -12,6 +12,24 @@ class AssemblyMetrics:
         r = registry
         self.spans_late = Counter(
             "evald_spans_late", "Spans that arrived after their trace was evaluated", registry=r
+        )
+        self.log_records_late = Counter(
+            "evald_log_records_late",
+            "Log records that arrived after their trace was evaluated",
+            registry=r,
+        )
+        self.log_records_unjoined = Counter(
+            "evald_log_records_unjoined",
+            "Log records whose span id named no span of their trace: attached to its root span",
+            registry=r,
+        )
+        self.log_records_orphaned = Counter(
+            "evald_log_records_orphaned",
+            "Log records of a trace released without any span: nothing to join, not evaluated",
+            registry=r,
+        )
+        self.log_records_in_flight = Gauge(
+            "evald_log_records_in_flight", "Log records held by traces being assembled", registry=r
         )
         self.traces_in_flight = Gauge(
             "evald_traces_in_flight", "Traces being assembled", registry=r

@@ -2,18 +2,23 @@
 
 OTLP has no "trace complete" signal, so, like the Collector's ``groupbytrace`` and
 ``tail_sampling`` processors, completion is decided by timers on an injected clock.
-See docs/adr/0003-trace-completion.md for the rules and why.
+See docs/adr/0003-trace-completion.md for the rules and why. Log records of a trace
+are held with it and become events of its spans on release (docs/adr/0014-otlp-logs.md).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence, Sized
+from typing import Generic, TypeVar
 
+from prometheus_client import Counter
+
+from collector.assembly.log_join import join
 from collector.assembly.timed_index import TimedIndex
 from collector.config.settings import Assembly
 from collector.core.clock import Clock
-from collector.core.records import CompletionReason, Span, Trace
+from collector.core.records import CompletionReason, LogRecord, Span, Trace
 from collector.receivers.handoff import ConsumeResult
 from collector.telemetry.registry import Telemetry
 
@@ -27,27 +32,34 @@ False when there is no room now; the trace then stays held and releasing stops."
 class _Pending:
     """A trace being assembled; mutable, owned by one ``TraceAssembler``."""
 
-    __slots__ = ("first_seen", "has_root", "last_seen", "spans", "trace_id")
+    __slots__ = ("first_seen", "has_root", "last_seen", "records", "spans", "trace_id")
 
     def __init__(self, trace_id: bytes, now: float) -> None:
         self.trace_id = trace_id
         self.spans: dict[bytes, Span] = {}  # span id -> span, in arrival order
+        self.records: list[LogRecord] = []  # in arrival order
         self.has_root = False
         self.first_seen = now
         self.last_seen = now
 
-    def freeze(self, reason: CompletionReason) -> Trace:
-        spans = tuple(self.spans.values())
-        return Trace(self.trace_id, spans, reason, self.first_seen, self.last_seen)
+    @property
+    def size(self) -> int:
+        """What the trace holds toward the span limits: spans and log records."""
+        return len(self.spans) + len(self.records)
 
 
-class _Batch:
-    """What one ``add`` call will store, worked out before any state changes."""
+# What a batch holds per trace id: new spans by span id, or new log records.
+_New = TypeVar("_New", dict[bytes, Span], list[LogRecord])
+_Item = TypeVar("_Item", Span, LogRecord)
+
+
+class _Batch(Generic[_New]):
+    """What one ``add`` / ``add_logs`` call will store, worked out before any state changes."""
 
     __slots__ = ("late", "messages", "new", "rejected")
 
     def __init__(self) -> None:
-        self.new: dict[bytes, dict[bytes, Span]] = {}  # trace id -> new spans by span id
+        self.new: dict[bytes, _New] = {}  # trace id -> what it gains
         self.late = 0
         self.rejected = 0
         self.messages: dict[str, None] = {}  # an ordered set
@@ -65,14 +77,15 @@ class _Batch:
 
 
 class TraceAssembler:
-    """A bounded map trace id -> spans; each trace is released once, to an ``Offer``.
+    """A bounded map trace id -> spans (and log records); each trace is released once,
+    to an ``Offer``.
 
     Completion (reasons in ``Trace.completed_by``):
 
     * ``IDLE``: a root span (``parent_span_id == b""``) was received -- spans are
       exported when they end, so the root has ended -- and no new span arrived for
       ``idle_timeout``;
-    * ``MAX_AGE``: ``max_trace_age`` after the first span, root or not;
+    * ``MAX_AGE``: ``max_trace_age`` after the first span or log record, root or not;
     * ``EVICTED``: released early because adding a batch would exceed ``max_traces``
       or ``max_spans``; the oldest traces (by first seen) go first, except traces the
       batch itself adds to (evicting those would split them in two);
@@ -83,16 +96,23 @@ class TraceAssembler:
     Spans past ``max_spans_per_trace`` are reported rejected; so are spans that still
     do not fit the global limits after eviction (only a batch larger than the limits).
 
-    Late spans: the ids of the last ``decided_traces_memory`` released traces are
-    remembered. A span for one of them is not merged (the trace was already
-    evaluated) and not retried by the sender: it is reported accepted and counted in
-    ``evald_spans_late_total``. With a memory of 0 a late span starts a new trace.
+    Log records (``add_logs``, docs/adr/0014-otlp-logs.md) count as spans toward the
+    limits, are not deduplicated (no id) and start no timer. On release they become
+    events of their spans (``collector.assembly.log_join``). A trace of records only
+    is never offered: its records are counted as orphaned and its id not remembered.
 
-    ``add``, ``tick`` and ``flush`` take the ``offer`` that released traces go to. A
-    trace is offered before it is removed: an offer that has no room (returns False)
-    leaves that trace, and every later one, held for the next call. In ``add``
-    evictions happen before any span of the batch is stored, so when they cannot be
-    offered ``add`` stores nothing and returns None: the caller refuses the batch.
+    Late spans and records: the ids of the last ``decided_traces_memory`` released
+    traces are remembered. A span or record for one of them is not merged (the trace
+    was already evaluated) and not retried by the sender: it is reported accepted and
+    counted (``evald_spans_late_total``, ``evald_log_records_late_total``). With a
+    memory of 0 a late span starts a new trace.
+
+    ``add``, ``add_logs``, ``tick`` and ``flush`` take the ``offer`` that released
+    traces go to. A trace is offered before it is removed: an offer that has no room
+    (returns False) leaves that trace, and every later one, held for the next call. In
+    ``add`` / ``add_logs`` evictions happen before anything of the batch is stored, so
+    when they cannot be offered nothing is stored and the result is None: the caller
+    refuses the batch.
 
     Not thread-safe by design: one owner (the daemon's event loop, or replay) calls
     every method. An offer must not call back into the assembler.
@@ -109,6 +129,8 @@ class TraceAssembler:
             config.idle_timeout, config.max_trace_age
         )
         self._span_count = 0
+        self._record_count = 0
+        self._records_gauged = 0  # what the records gauge shows: most traffic has none
         self._decided: OrderedDict[bytes, None] = OrderedDict()  # LRU of released ids
         # One child per reason: labels() validates and locks on every call.
         self._completed = {
@@ -124,6 +146,10 @@ class TraceAssembler:
     def in_flight_spans(self) -> int:
         return self._span_count
 
+    @property
+    def in_flight_log_records(self) -> int:
+        return self._record_count
+
     def add(self, spans: Sequence[Span], offer: Offer) -> ConsumeResult | None:
         """Take ``spans`` (any traces, any order); O(len(spans)) plus evictions.
 
@@ -131,15 +157,14 @@ class TraceAssembler:
         trace evicted to make room could not be offered: then no span was stored.
         """
         batch = self._plan(spans)
-        try:
-            if not self._make_room(batch.new, offer):
-                return None
-            self._store(batch)
-        finally:
-            self._update_gauges()
-        if batch.late:
-            self._telemetry.assembly.spans_late.inc(batch.late)
-        return batch.result(len(spans))
+        late = self._telemetry.assembly.spans_late
+        return self._take(batch, len(spans), offer, self._store_spans, late)
+
+    def add_logs(self, records: Sequence[LogRecord], offer: Offer) -> ConsumeResult | None:
+        """Take log records (any traces, any order), as ``add`` takes spans."""
+        batch = self._plan_logs(records)
+        late = self._telemetry.assembly.log_records_late
+        return self._take(batch, len(records), offer, self._store_records, late)
 
     def tick(self, offer: Offer) -> None:
         """Release every trace due at ``clock.now()``; cost O(released traces)."""
@@ -170,90 +195,158 @@ class TraceAssembler:
 
     # --- add, in three steps: plan (no changes), make room (may raise), store --------
 
-    def _plan(self, spans: Sequence[Span]) -> _Batch:
-        batch = _Batch()
-        limit = self._config.max_spans_per_trace
+    def _take(
+        self,
+        batch: _Batch[_New],
+        received: int,
+        offer: Offer,
+        store: Callable[[_Batch[_New]], None],
+        late: Counter,
+    ) -> ConsumeResult | None:
+        try:
+            if not self._make_room(batch.new, offer):
+                return None
+            store(batch)
+        finally:
+            self._update_gauges()
+        if batch.late:
+            late.inc(batch.late)
+        return batch.result(received)
+
+    def _plan(self, spans: Sequence[Span]) -> _Batch[dict[bytes, Span]]:
+        batch: _Batch[dict[bytes, Span]] = _Batch()
+        limit, decided = self._config.max_spans_per_trace, self._decided
         for span in spans:
             trace_id = span.trace_id
             held = self._traces.get(trace_id)
-            if held is None and trace_id in self._decided:
-                self._decided.move_to_end(trace_id)  # still receiving: keep remembering it
+            if held is None and trace_id in decided:
+                decided.move_to_end(trace_id)  # still receiving: keep remembering it
                 batch.late += 1
                 continue
             new = batch.new.setdefault(trace_id, {})
             if span.span_id in new or (held is not None and span.span_id in held.spans):
                 continue  # duplicate
-            if len(new) + (len(held.spans) if held else 0) >= limit:
+            if len(new) + (len(held.spans) + len(held.records) if held else 0) >= limit:
                 batch.reject(1, f"trace {trace_id.hex()} exceeds max_spans_per_trace={limit}")
                 continue
             new[span.span_id] = span
         return batch
 
-    def _make_room(self, new: dict[bytes, dict[bytes, Span]], offer: Offer) -> bool:
+    def _plan_logs(self, records: Sequence[LogRecord]) -> _Batch[list[LogRecord]]:
+        batch: _Batch[list[LogRecord]] = _Batch()
+        limit, decided = self._config.max_spans_per_trace, self._decided
+        for record in records:
+            trace_id = record.trace_id
+            held = self._traces.get(trace_id)
+            if held is None and trace_id in decided:
+                decided.move_to_end(trace_id)  # still receiving: keep remembering it
+                batch.late += 1
+                continue
+            new = batch.new.setdefault(trace_id, [])
+            if len(new) + (held.size if held else 0) >= limit:
+                batch.reject(
+                    1,
+                    f"trace {trace_id.hex()} exceeds max_spans_per_trace={limit} "
+                    "(spans and log records)",
+                )
+                continue
+            new.append(record)
+        return batch
+
+    def _make_room(self, new: Mapping[bytes, Sized], offer: Offer) -> bool:
         """Evict the oldest traces the batch does not touch until the batch fits; False
         when an evicted trace could not be offered."""
         max_traces, max_spans = self._config.max_traces, self._config.max_spans
         traces = len(self._traces) + sum(1 for trace_id in new if trace_id not in self._traces)
-        spans = self._span_count + sum(map(len, new.values()))
+        held = self._held + sum(map(len, new.values()))
         victims: list[tuple[_Pending, str]] = []
         # Choose first, release after: releasing removes entries from the dict we walk.
         for pending in self._traces:
-            if traces <= max_traces and spans <= max_spans:
+            if traces <= max_traces and held <= max_spans:
                 break
             if pending.trace_id not in new:
                 victims.append((pending, "max_traces" if traces > max_traces else "max_spans"))
                 traces -= 1
-                spans -= len(pending.spans)
+                held -= pending.size
         for pending, limit in victims:
             if not self._release(pending, CompletionReason.EVICTED, offer):
                 return False
             self._telemetry.assembly.traces_evicted.labels(limit=limit).inc()
         return True
 
-    def _store(self, batch: _Batch) -> None:
+    def _store_spans(self, batch: _Batch[dict[bytes, Span]]) -> None:
         now = self._clock.now()
         for trace_id, new in batch.new.items():
-            fitting = self._fit(trace_id, list(new.values()), batch)
-            if fitting:
-                self._append(trace_id, fitting, now)
+            spans = self._fit(trace_id, list(new.values()), batch)
+            if not spans:
+                continue
+            pending = self._pending(trace_id, now)
+            pending.spans.update((span.span_id, span) for span in spans)
+            self._span_count += len(spans)
+            pending.last_seen = now
+            pending.has_root = pending.has_root or any(span.is_root for span in spans)
+            if pending.has_root:
+                self._traces.touch(trace_id, pending, now)
 
-    def _fit(self, trace_id: bytes, spans: list[Span], batch: _Batch) -> list[Span]:
+    def _store_records(self, batch: _Batch[list[LogRecord]]) -> None:
+        now = self._clock.now()
+        for trace_id, new in batch.new.items():
+            records = self._fit(trace_id, new, batch)
+            if records:
+                # No touch: records neither start nor restart the idle timer.
+                self._pending(trace_id, now).records.extend(records)
+                self._record_count += len(records)
+
+    def _fit(self, trace_id: bytes, items: list[_Item], batch: _Batch[_New]) -> list[_Item]:
         # Only reached when the batch alone exceeds a global limit: nothing is left
         # to evict, so the excess is refused (the sender hears it) rather than dropped.
         if trace_id not in self._traces and len(self._traces) >= self._config.max_traces:
-            batch.reject(len(spans), f"assembler full: max_traces={self._config.max_traces}")
+            batch.reject(len(items), f"assembler full: max_traces={self._config.max_traces}")
             return []
-        room = self._config.max_spans - self._span_count
-        if len(spans) > room:
-            batch.reject(len(spans) - room, f"assembler full: max_spans={self._config.max_spans}")
-            return spans[:room]
-        return spans
+        room = self._config.max_spans - self._held
+        if len(items) > room:
+            batch.reject(len(items) - room, f"assembler full: max_spans={self._config.max_spans}")
+            return items[:room]
+        return items
 
-    def _append(self, trace_id: bytes, spans: list[Span], now: float) -> None:
+    def _pending(self, trace_id: bytes, now: float) -> _Pending:
         pending = self._traces.get(trace_id)
         if pending is None:
             pending = _Pending(trace_id, now)
             self._traces.insert(trace_id, pending)
-        pending.spans.update((span.span_id, span) for span in spans)
-        self._span_count += len(spans)
-        pending.last_seen = now
-        pending.has_root = pending.has_root or any(span.is_root for span in spans)
-        if pending.has_root:
-            self._traces.touch(trace_id, pending, now)
+        return pending
+
+    @property
+    def _held(self) -> int:
+        return self._span_count + self._record_count
 
     # --- release ------------------------------------------------------------------
 
     def _release(self, pending: _Pending, reason: CompletionReason, offer: Offer) -> bool:
+        if not pending.spans:
+            self._discard(pending)  # log records only: nothing to evaluate
+            return True
+        spans, unjoined = tuple(pending.spans.values()), 0
+        if pending.records:
+            spans, unjoined = join(spans, pending.records)
+        trace = Trace(pending.trace_id, spans, reason, pending.first_seen, pending.last_seen)
         # Offered before any bookkeeping: without room the trace stays held exactly
         # as it was and the next tick/flush offers it again.
-        if not offer(pending.freeze(reason)):
+        if not offer(trace):
             return False
-        trace_id = pending.trace_id
-        self._traces.remove(trace_id)
-        self._span_count -= len(pending.spans)
-        self._remember(trace_id)
+        self._discard(pending)
+        self._remember(pending.trace_id)
         self._completed[reason].inc()
+        if unjoined:
+            self._telemetry.assembly.log_records_unjoined.inc(unjoined)
         return True
+
+    def _discard(self, pending: _Pending) -> None:
+        self._traces.remove(pending.trace_id)
+        self._span_count -= len(pending.spans)
+        self._record_count -= len(pending.records)
+        if not pending.spans and pending.records:
+            self._telemetry.assembly.log_records_orphaned.inc(len(pending.records))
 
     def _remember(self, trace_id: bytes) -> None:
         if self._config.decided_traces_memory == 0:
@@ -263,5 +356,9 @@ class TraceAssembler:
             self._decided.popitem(last=False)
 
     def _update_gauges(self) -> None:
-        self._telemetry.assembly.traces_in_flight.set(len(self._traces))
-        self._telemetry.assembly.spans_in_flight.set(self._span_count)
+        assembly = self._telemetry.assembly
+        assembly.traces_in_flight.set(len(self._traces))
+        assembly.spans_in_flight.set(self._span_count)
+        if self._record_count != self._records_gauged:
+            assembly.log_records_in_flight.set(self._record_count)
+            self._records_gauged = self._record_count

@@ -1,4 +1,4 @@
-"""Typed span records: what the decoder produces and every later stage reads.
+"""Typed span and log records: what the decoders produce and every later stage reads.
 
 Hot-path records are ``NamedTuple``s: immutable and compact like a frozen slotted
 dataclass, but about seven times cheaper to build in CPython 3.11 (0.36 µs vs
@@ -55,6 +55,17 @@ class SpanEvent(NamedTuple):
     attributes: Attributes
 
 
+class LogEvent(SpanEvent):
+    """A span event that arrived as an OTLP log record (``collector.assembly.log_join``).
+
+    Read exactly like any ``SpanEvent``; the type only tells where it came from, so
+    ``outputs.otlp.forward_spans`` does not put on the forwarded spans content that the
+    sender chose to keep off its spans (content capture ``EVENT_ONLY``).
+    """
+
+    __slots__ = ()
+
+
 class Span(NamedTuple):
     """One decoded span.
 
@@ -87,6 +98,29 @@ class Span(NamedTuple):
         return max(0, self.end_unix_nano - self.start_unix_nano) / 1e9
 
 
+class LogRecord(NamedTuple):
+    """One decoded OTLP log record of a trace: a GenAI event sent as a log record.
+
+    The assembler holds it with its trace and, when the trace is released, appends
+    it to the events of the span ``span_id`` names (``collector.assembly.log_join``),
+    so later stages read it exactly as a span event. ``trace_id`` is 16 bytes (records
+    without one are dropped by the decoders); ``span_id`` is 8 bytes, or ``b""`` when
+    the record names no span. ``event_name`` is the record's ``event_name``, else its
+    ``event.name`` attribute, else ``""``; ``time_unix_nano`` its ``time_unix_nano``,
+    else its ``observed_time_unix_nano``. ``body`` is the decoded ``AnyValue`` (a
+    kvlist is a dict), ``None`` when empty.
+    """
+
+    trace_id: bytes
+    span_id: bytes
+    event_name: str
+    time_unix_nano: int
+    attributes: Attributes
+    body: AttrValue
+    resource: Resource
+    scope_name: str
+
+
 class CompletionReason(StrEnum):
     """Why the assembler released a trace."""
 
@@ -98,7 +132,10 @@ class CompletionReason(StrEnum):
 
 
 class Trace(NamedTuple):
-    """All spans received for one trace id, released once by the assembler."""
+    """All spans received for one trace id, released once by the assembler.
+
+    The trace's log records are not a field: they arrive as events of its spans.
+    """
 
     trace_id: bytes
     spans: tuple[Span, ...]

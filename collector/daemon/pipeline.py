@@ -20,14 +20,14 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from collector.assembly.sessions import SessionCompletion
-from collector.assembly.traces import TraceAssembler
+from collector.assembly.traces import Offer, TraceAssembler
 from collector.config.settings import Config
 from collector.core.clock import Clock
-from collector.core.records import CompletionReason, Span, Trace
+from collector.core.records import CompletionReason, LogRecord, Span, Trace
 from collector.processing.stage import EvaluationStage
 from collector.receivers.handoff import ConsumeResult, Overloaded
 from collector.telemetry.registry import Telemetry
@@ -49,7 +49,8 @@ _MIN_TIMER_WAIT_S = 0.005
 
 
 class Pipeline:
-    """Implements ``SpanConsumer`` for the receivers and runs the evaluation thread."""
+    """Implements ``SignalConsumer`` (spans and log records) for the receivers and runs
+    the evaluation thread."""
 
     def __init__(
         self, config: Config, clock: Clock, stage: EvaluationStage, telemetry: Telemetry
@@ -70,14 +71,22 @@ class Pipeline:
         self._wake = asyncio.Event()
         self._accepting = False
 
-    # --- SpanConsumer ---------------------------------------------------------
+    # --- SignalConsumer -------------------------------------------------------
     def consume(self, spans: Sequence[Span]) -> ConsumeResult:
         """Hand spans to the assembler; ``Overloaded`` if evaluation is behind or stopping."""
+        return self._hand_over(lambda offer: self._assembler.add(spans, offer))
+
+    def consume_logs(self, records: Sequence[LogRecord]) -> ConsumeResult:
+        """Hand log records to the assembler, with ``consume``'s refusals: a record can
+        evict a trace like a span, so a full queue refuses both signals alike."""
+        return self._hand_over(lambda offer: self._assembler.add_logs(records, offer))
+
+    def _hand_over(self, add: Callable[[Offer], ConsumeResult | None]) -> ConsumeResult:
         if not self._accepting:
             raise Overloaded("evald is shutting down", self._retry_after)
         if self._queue.full():
             raise Overloaded("evaluation queue is full", self._retry_after)
-        result = self._assembler.add(spans, self._offer)
+        result = add(self._offer)
         if result is None:  # a trace evicted to make room found the queue full
             raise Overloaded("evaluation queue is full", self._retry_after)
         self._wake.set()  # a new trace may bring the next deadline forward

@@ -12,7 +12,7 @@ SPAN_ID_BYTES = 8
 
 
 class DecodeError(ValueError):
-    """The payload is not a decodable OTLP trace request; the message says why."""
+    """The payload is not a decodable OTLP request; the message says why."""
 
 
 class DecodedBatch(NamedTuple):

@@ -1,13 +1,19 @@
-"""Trace files for replay: find them, detect their layout, stream their payloads.
+"""Trace and log files for replay: find them, detect their layout, stream their payloads.
 
 Layouts (any of them gzip-compressed, detected by magic bytes, not by name):
 
-- OTLP/JSON lines: one ``TracesData`` / ``ExportTraceServiceRequest`` per line
-  (the Collector ``file`` exporter's ``format: json``, the OTel file exporter);
+- OTLP/JSON lines: one ``TracesData`` / ``ExportTraceServiceRequest`` (or ``LogsData`` /
+  ``ExportLogsServiceRequest``) per line (the Collector ``file`` exporter's
+  ``format: json``, the OTel file exporter);
 - one OTLP/JSON document, possibly pretty-printed over many lines;
 - one binary ``ExportTraceServiceRequest`` (a ``POST /v1/traces`` body);
 - Collector ``format: proto`` framing: each message behind a 4-byte big-endian length;
 - varint-delimited messages (protobuf's ``writeDelimitedTo``; ``shared/bench/make_traces.py --pb``).
+
+OTLP/JSON says which signal it holds (``resourceSpans`` / ``resourceLogs``); binary
+protobuf does not, so a binary file holds log records when its name says so
+(``is_log_file``: ``run.logs.pb``, ``logs.binpb``), as the Collector ``file``
+exporter's per-signal files are usually named (docs/adr/0014-otlp-logs.md).
 
 Everything is streamed: memory stays bounded by the largest single record (a JSON
 document or a lone binary request is one record, and is read whole; at most 1 GiB).
@@ -21,20 +27,25 @@ import io
 import itertools
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-TRACE_FILE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".pb", ".bin", ".proto", ".otlp")
+TRACE_FILE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".pb", ".binpb", ".bin", ".proto", ".otlp")
 _GZIP_MAGIC = b"\x1f\x8b"
 _MAX_RECORD = 1 << 30  # a length prefix beyond 1 GiB is corruption, not data
-_REQUEST_TAG = 0x0A  # field 1 (resource_spans), wire type 2: how every request starts
+_REQUEST_TAG = 0x0A  # field 1 (resource_spans/_logs), wire type 2: how every request starts
+_LOGS_WORD = re.compile(r"(?:^|[^a-z0-9])logs(?:[^a-z0-9]|$)")  # not "catalogs", "logsheet"
+_FIRST_KEY = re.compile(rb'\s*\{\s*"(resourceLogs|resourceSpans)"')
+_SNIFF = 256  # bytes enough to see an OTLP/JSON document's first key
 
 
 class PayloadFormat(StrEnum):
-    JSON = "json"
-    PROTOBUF = "protobuf"
+    JSON = "json"  # either signal: the document says which
+    PROTOBUF = "protobuf"  # ExportTraceServiceRequest
+    LOGS_PROTOBUF = "logs_protobuf"  # ExportLogsServiceRequest (by file name)
 
 
 class Payload(NamedTuple):
@@ -76,8 +87,36 @@ def _trace_files_under(directory: Path) -> list[Path]:
     )
 
 
+def is_log_file(path: Path) -> bool:
+    """Whether ``path`` is named as a file of log records: its name has the word ``logs``
+    (case ignored; a word: not touching a letter or digit).
+
+    ``run.logs.pb``, ``x.logs.jsonl.gz``, ``logs.pb``, ``otel_logs.binpb``, ``logs.json``
+    and the Collector's rotated ``logs-2024-05-01T10-00-00.000.json`` are;
+    ``traces.pb``, ``catalogs.pb``, ``logsheet.pb`` are not.
+    """
+    return _LOGS_WORD.search(path.name.lower()) is not None
+
+
+def holds_logs(path: Path) -> bool:
+    """Whether ``path`` holds log records: an OTLP/JSON file whose first document starts
+    with ``resourceLogs`` (or ``resourceSpans``: not), else by name (``is_log_file``).
+
+    Reads a few bytes; an unreadable file is judged by its name (reading it later
+    reports the error).
+    """
+    try:
+        with _open(path) as stream:
+            head = stream.peek(_SNIFF)[:_SNIFF]
+    except (OSError, EOFError):
+        return is_log_file(path)
+    first = _FIRST_KEY.match(head)
+    return first.group(1) == b"resourceLogs" if first else is_log_file(path)
+
+
 def read_payloads(path: Path) -> Iterator[Payload]:
-    """Stream the payloads of one trace file, whatever its layout."""
+    """Stream the payloads of one trace or log file, whatever its layout."""
+    binary = PayloadFormat.LOGS_PROTOBUF if is_log_file(path) else PayloadFormat.PROTOBUF
     try:
         with _open(path) as stream:
             head = stream.peek(8)[:8]
@@ -86,7 +125,7 @@ def read_payloads(path: Path) -> Iterator[Payload]:
             if head.lstrip()[:1] in (b"{", b"["):
                 yield from _json_payloads(stream, str(path))
             else:
-                yield from _binary_payloads(stream, str(path))
+                yield from _binary_payloads(stream, str(path), binary)
     except OSError as exc:
         raise TraceFileError(f"{path}: {exc.strerror or exc}") from exc
     except EOFError as exc:  # truncated gzip stream
@@ -144,14 +183,14 @@ def _is_complete_json(line: bytes) -> bool:
     return True
 
 
-def _binary_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
+def _binary_payloads(stream: io.BufferedReader, name: str, fmt: PayloadFormat) -> Iterator[Payload]:
     head = stream.peek(5)[:5]
     if head[0] == 0:
-        yield from _framed(stream, name, _read_be32)
+        yield from _framed(stream, name, _read_be32, fmt)
     elif head[0] == _REQUEST_TAG and not _looks_varint_framed(head):
-        yield Payload(PayloadFormat.PROTOBUF, _whole(b"", stream, name), f"{name}@0")
+        yield Payload(fmt, _whole(b"", stream, name), f"{name}@0")
     else:
-        yield from _framed(stream, name, _read_varint)
+        yield from _framed(stream, name, _read_varint, fmt)
 
 
 def _looks_varint_framed(head: bytes) -> bool:
@@ -163,7 +202,9 @@ def _looks_varint_framed(head: bytes) -> bool:
 LengthReader = Callable[[BinaryIO, str, int], tuple[int | None, int]]
 
 
-def _framed(stream: BinaryIO, name: str, read_length: LengthReader) -> Iterator[Payload]:
+def _framed(
+    stream: BinaryIO, name: str, read_length: LengthReader, fmt: PayloadFormat
+) -> Iterator[Payload]:
     offset = 0
     while True:
         length, header = read_length(stream, name, offset)
@@ -176,7 +217,7 @@ def _framed(stream: BinaryIO, name: str, read_length: LengthReader) -> Iterator[
             raise TraceFileError(
                 f"{name}@{offset}: truncated record ({len(data)} of {length} bytes)"
             )
-        yield Payload(PayloadFormat.PROTOBUF, data, f"{name}@{offset}")
+        yield Payload(fmt, data, f"{name}@{offset}")
         offset += header + length
 
 

@@ -1,4 +1,5 @@
-"""``evald replay``: trace files through the live pipeline's code path, as fast as possible.
+"""``evald replay``: trace (and log) files through the live pipeline's code path, as fast
+as possible.
 
 The same decoder, assembler, normalizer, evaluators and sinks as ``evald serve``;
 only the clock differs: it follows the spans' own end times, so ``idle_timeout``
@@ -17,6 +18,11 @@ dropped by the decoder before their attributes are converted, which is where
 decoding time goes. File-level counts (payloads, corrupt records, rejected spans)
 are kept by shard 0 only, so merged summaries count them once.
 
+Log files (OTLP log records, joined to their spans as in the daemon) are read beside
+the trace files and merged with them by trace time (``collector.offline.interleave``),
+so a trace's records arrive while it is held. Records are sharded by trace id like
+spans, so they reach the worker that assembles their trace.
+
 Sessions (``scope: session`` specs) complete on the same trace-time clock; at the
 end of input every open session is evaluated. The turns of one session are
 different traces, so with session specs loaded workers shard by *session*
@@ -31,6 +37,7 @@ repeated).
 from __future__ import annotations
 
 import logging
+import math
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -40,10 +47,11 @@ from collector.assembly.sessions import SessionCompletion
 from collector.assembly.traces import TraceAssembler
 from collector.config.settings import Config
 from collector.core.clock import ManualClock
-from collector.core.records import CompletionReason, Span, Trace
-from collector.decode import DecodeError, decode_json, decode_protobuf
+from collector.core.records import CompletionReason, LogRecord, Span, Trace
 from collector.normalize import session_key
-from collector.offline.readers import PayloadFormat, TraceFileError, expand_paths, read_payloads
+from collector.offline.decoding import Decoded, decode_payload
+from collector.offline.interleave import Item, interleaved
+from collector.offline.readers import Payload, expand_paths
 from collector.offline.reports.sink import SummarySink
 from collector.offline.reports.summary import RunSummary
 from collector.processing.wiring import ActiveSpecs, build_stage, decoder_selector
@@ -123,41 +131,38 @@ class Replayer:
         match nothing always raise.
         """
         try:
-            for path in expand_paths(inputs):
-                if self._shard.keeps_file_counts:
-                    self.summary.read.files += 1
-                self._replay_file(path, strict)
+            paths = expand_paths(inputs)
+            if self._shard.keeps_file_counts:
+                self.summary.read.files += len(paths)
+            for item in interleaved(paths, self._decode, strict):
+                self._replay(item)
             self._assembler.flush(CompletionReason.END_OF_INPUT, self._evaluate)
             self._stage.flush_sessions(SessionCompletion.END_OF_INPUT)
         finally:
             self._stage.close()
         return self.summary
 
-    def _replay_file(self, path: Path, strict: bool) -> None:
-        try:
-            for payload in read_payloads(path):
-                self._replay_payload(payload.format, payload.data, payload.where, strict)
-        except TraceFileError as exc:
-            if strict:
-                raise
-            self._corrupt(f"{exc} (rest of the file skipped)")
+    def _decode(self, payload: Payload) -> Decoded:
+        return decode_payload(payload, self._selector, self._keep)
 
-    def _replay_payload(self, fmt: PayloadFormat, data: bytes, where: str, strict: bool) -> None:
-        decode = decode_protobuf if fmt is PayloadFormat.PROTOBUF else decode_json
-        try:
-            batch = decode(data, self._selector, keep=self._keep)
-        except DecodeError as exc:
-            if strict:
-                raise TraceFileError(f"{where}: {exc}") from exc
-            self._corrupt(f"{where}: {exc}")
+    def _replay(self, item: Item) -> None:
+        if item.decoded is None:
+            self._corrupt(item.corrupt)
             return
+        spans, logs = item.decoded
         if self._shard.keeps_file_counts:
-            self.summary.read.payloads += 1
-            self.summary.read.rejected_spans += batch.rejected
-        if batch.spans:
-            # Trace time drives completion: the clock jumps to the newest span end.
-            self._clock.set(max(span.end_unix_nano for span in batch.spans) / 1e9)
-            self._add(batch.spans)
+            read = self.summary.read
+            read.payloads += 1
+            read.rejected_spans += spans.rejected if spans is not None else 0
+            read.dropped_log_records += logs.rejected + logs.no_trace_id if logs else 0
+        if (now := item.decoded.trace_time) > -math.inf:
+            # Trace time drives completion: the clock jumps to the newest span end
+            # (or record time).
+            self._clock.set(now)
+        if spans is not None and spans.spans:
+            self._add(spans.spans)
+        if logs is not None and logs.records:
+            self._add_logs(logs.records)
         self._assembler.tick(self._evaluate)
         self._stage.tick_sessions()
         if self._progress is not None:
@@ -171,6 +176,13 @@ class Replayer:
             # by session, every worker decoded and assembled every span: shard 0 counts
             self.summary.spans += len(spans)
             self.summary.read.rejected_spans += rejected
+
+    def _add_logs(self, records: Sequence[LogRecord]) -> None:
+        result = self._assembler.add_logs(records, self._evaluate)
+        assert result is not None  # _evaluate always takes the trace
+        if not self._by_session or self._shard.keeps_file_counts:
+            self.summary.log_records += len(records)
+            self.summary.read.dropped_log_records += result.rejected
 
     def _corrupt(self, where_and_why: str) -> None:
         if not self._shard.keeps_file_counts:

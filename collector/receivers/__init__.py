@@ -1,13 +1,15 @@
-"""OTLP receivers: gRPC (``TraceService/Export``) and HTTP (``POST /v1/traces``).
+"""OTLP receivers: gRPC (``TraceService/Export``, ``LogsService/Export``) and HTTP
+(``POST /v1/traces``, ``POST /v1/logs``).
 
-Both decode each request once, hand its spans to a ``SpanConsumer`` and answer as
-the OTLP specification requires (shared/CONVENTIONS.md §3):
+Both decode each request once, hand its spans or log records to a ``SignalConsumer``
+and answer as the OTLP specification requires (shared/CONVENTIONS.md §3), the same
+way for both signals:
 
 ================================  ===========================  ==========================
 outcome                           gRPC                         HTTP
 ================================  ===========================  ==========================
-all spans kept                    OK                           200, empty response
-some spans rejected               OK + ``partial_success``     200 + ``partialSuccess``
+all spans / records kept          OK                           200, empty response
+some rejected                     OK + ``partial_success``     200 + ``partialSuccess``
 undecodable payload / bad gzip    INVALID_ARGUMENT             400
 pipeline full (``Overloaded``)    UNAVAILABLE + ``RetryInfo``  503 + ``Retry-After``
 over ``max_request_size``         RESOURCE_EXHAUSTED (grpc)    413

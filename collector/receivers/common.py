@@ -1,28 +1,43 @@
 """What both OTLP receivers share: decode once, hand over, count, refuse.
 
-A transport handler reads the payload, calls ``Ingest.export`` and turns the outcome
-into its own wire answer: a ``PartialSuccess`` (gRPC OK / HTTP 200) or an
-``ExportError`` whose ``Refusal`` picks the status code (see the table in
-``collector/receivers/__init__.py``). ``Ingest`` does all the counting so the two
-transports count identically.
+A transport handler reads the payload, calls ``Ingest.export`` (traces) or
+``Ingest.export_logs`` (logs) and turns the outcome into its own wire answer: a
+``PartialSuccess`` (gRPC OK / HTTP 200) or an ``ExportError`` whose ``Refusal`` picks
+the status code (see the table in ``collector/receivers/__init__.py``). ``Ingest``
+does all the counting so the two transports, and the two signals, count identically.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
+
+from prometheus_client import Counter
 
 from collector.core.clock import Clock, MonotonicClock
-from collector.decode import AttributeSelector, DecodedBatch, DecodeError
-from collector.receivers.handoff import ConsumeResult, Overloaded, SpanConsumer
+from collector.core.records import LogRecord, Span
+from collector.decode import AttributeSelector, DecodedBatch, DecodedLogs, DecodeError
+from collector.decode.log_records import NO_TRACE_ID
+from collector.receivers.handoff import ConsumeResult, Overloaded, SignalConsumer
+from collector.receivers.metrics import IngestMetrics
 from collector.receivers.own_output import without_own_output
 from collector.telemetry.registry import Telemetry
 
 Decoder = Callable[[bytes, AttributeSelector], DecodedBatch]
+LogDecoder = Callable[[bytes, AttributeSelector], DecodedLogs]
+_Decoded = TypeVar("_Decoded", DecodedBatch, DecodedLogs)
+_Item = TypeVar("_Item", Span, LogRecord)
 
 _log = logging.getLogger("collector.receivers")
+
+
+class Signal(Enum):
+    """The OTLP signals the receivers take (the value is the OTLP/HTTP path's last part)."""
+
+    TRACES = "traces"
+    LOGS = "logs"
 
 
 class Refusal(Enum):
@@ -32,7 +47,7 @@ class Refusal(Enum):
     OVERLOADED = "overloaded"  # the pipeline is full: retry after ``retry_after_s``
     TOO_LARGE = "too_large"  # over max_request_size (after decompression)
     UNSUPPORTED = "unsupported"  # HTTP: unknown Content-Type or Content-Encoding
-    NOT_FOUND = "not_found"  # HTTP: a path other than /v1/traces
+    NOT_FOUND = "not_found"  # HTTP: a path other than /v1/traces and /v1/logs
     METHOD = "method"  # HTTP: not POST
     UNAUTHENTICATED = "unauthenticated"  # no or a wrong bearer token (receivers.otlp.auth)
     INTERNAL = "internal"  # a bug on our side; logged with its traceback
@@ -87,17 +102,49 @@ class RateLimitedLog:
         return True
 
 
-class Ingest:
-    """Decode a payload once, hand its spans to the consumer, count the outcome.
+class _Counters:
+    """One signal's series for one transport (``labels()`` is resolved once)."""
 
-    Runs on the event loop thread: ``consumer.consume`` is synchronous and quick.
-    ``transport`` is the ``transport`` label (``grpc`` / ``http``).
+    __slots__ = ("invalid", "overloaded", "own_output", "received", "rejected")
+
+    def __init__(
+        self, received: Counter, refused: Counter, dropped: Counter, transport: str
+    ) -> None:
+        self.received = received.labels(transport=transport)
+        self.invalid = refused.labels(transport=transport, reason="invalid")
+        self.rejected = refused.labels(transport=transport, reason="rejected")
+        self.overloaded = refused.labels(transport=transport, reason="overloaded")
+        self.own_output = dropped.labels(transport=transport, reason="own_output")
+
+    @classmethod
+    def spans(cls, ingest: IngestMetrics, transport: str) -> _Counters:
+        return cls(ingest.spans_received, ingest.spans_refused, ingest.spans_dropped, transport)
+
+    @classmethod
+    def logs(cls, ingest: IngestMetrics, transport: str) -> _Counters:
+        return cls(
+            ingest.log_records_received,
+            ingest.log_records_refused,
+            ingest.log_records_dropped,
+            transport,
+        )
+
+
+class Ingest:
+    """Decode a payload once, hand its spans or log records to the consumer, count the
+    outcome.
+
+    Runs on the event loop thread: the consumer is synchronous and quick.
+    ``transport`` is the ``transport`` label (``grpc`` / ``http``). Log records
+    without a trace id are accepted but cannot join a trace: they are dropped and
+    counted (``evald_log_records_dropped_total{reason="no_trace_id"}``), not reported
+    to the sender, whose logs may well include ordinary application logs.
     """
 
     def __init__(
         self,
         transport: str,
-        consumer: SpanConsumer,
+        consumer: SignalConsumer,
         selector: AttributeSelector,
         telemetry: Telemetry,
         retry_after_s: float,
@@ -111,51 +158,73 @@ class Ingest:
         self._retry_after_s = retry_after_s
         self._log = log or RateLimitedLog(_log)
         ingest = telemetry.ingest
-        self._received = ingest.spans_received.labels(transport=transport)
-        self._invalid = ingest.spans_refused.labels(transport=transport, reason="invalid")
-        self._rejected = ingest.spans_refused.labels(transport=transport, reason="rejected")
-        self._overloaded = ingest.spans_refused.labels(transport=transport, reason="overloaded")
-        self._own_output = ingest.spans_dropped.labels(transport=transport, reason="own_output")
+        self._spans = _Counters.spans(ingest, transport)
+        self._logs = _Counters.logs(ingest, transport)
+        self._no_trace_id = ingest.log_records_dropped.labels(
+            transport=transport, reason=NO_TRACE_ID
+        )
 
     def export(self, decode: Decoder, payload: bytes) -> PartialSuccess:
-        """Decode and consume ``payload``; raise ``ExportError`` if nothing was kept."""
-        try:
-            batch = decode(payload, self._selector)
-        except DecodeError as exc:
-            raise ExportError(Refusal.INVALID, str(exc)) from exc
-        batch = self._without_own_output(batch)
-        result = self._consume(batch)
-        self._count(batch, result)
+        """Decode and consume a traces ``payload``; ``ExportError`` if nothing was kept."""
+        batch = self._decode(decode, payload)
+        spans = self._without_own_output(batch.spans, self._spans)
+        result = self._consume(self._consumer.consume, spans, self._spans)
+        self._count(self._spans, result, batch.rejected, batch.truncated_values)
         return PartialSuccess(
             batch.rejected + result.rejected, _join(batch.message, result.message)
         )
 
-    def _without_own_output(self, batch: DecodedBatch) -> DecodedBatch:
-        # evald's own exports routed back here: accepted (no retry), counted, not assembled.
-        spans, own = without_own_output(batch.spans)
-        if not own:
-            return batch
-        self._own_output.inc(own)
-        return batch._replace(spans=spans)
+    def export_logs(self, decode: LogDecoder, payload: bytes) -> PartialSuccess:
+        """Decode and consume a logs ``payload``; ``ExportError`` if nothing was kept."""
+        logs = self._decode(decode, payload)
+        records = self._without_own_output(logs.records, self._logs)
+        result = self._consume(self._consumer.consume_logs, records, self._logs)
+        self._count(self._logs, result, logs.rejected, logs.truncated_values)
+        if logs.no_trace_id:
+            self._no_trace_id.inc(logs.no_trace_id)
+        return PartialSuccess(logs.rejected + result.rejected, _join(logs.message, result.message))
 
-    def _consume(self, batch: DecodedBatch) -> ConsumeResult:
-        if not batch.spans:  # an empty request is a success (OTLP spec)
+    def _decode(
+        self, decode: Callable[[bytes, AttributeSelector], _Decoded], payload: bytes
+    ) -> _Decoded:
+        try:
+            return decode(payload, self._selector)
+        except DecodeError as exc:
+            raise ExportError(Refusal.INVALID, str(exc)) from exc
+
+    @staticmethod
+    def _without_own_output(items: list[_Item], counters: _Counters) -> list[_Item]:
+        # evald's own exports routed back here: accepted (no retry), counted, not assembled.
+        kept, own = without_own_output(items)
+        if own:
+            counters.own_output.inc(own)
+        return kept
+
+    def _consume(
+        self,
+        consume: Callable[[Sequence[_Item]], ConsumeResult],
+        items: list[_Item],
+        counters: _Counters,
+    ) -> ConsumeResult:
+        if not items:  # an empty request is a success (OTLP spec)
             return ConsumeResult(0)
         try:
-            return self._consumer.consume(batch.spans)
+            return consume(items)
         except Overloaded as exc:
-            # Invalid spans and truncations are counted when the retry is accepted.
-            self._overloaded.inc(len(batch.spans))
+            # Invalid items and truncations are counted when the retry is accepted.
+            counters.overloaded.inc(len(items))
             raise ExportError(Refusal.OVERLOADED, str(exc), self._retry_after_s) from exc
 
-    def _count(self, batch: DecodedBatch, result: ConsumeResult) -> None:
-        self._received.inc(result.accepted)
-        if batch.rejected:
-            self._invalid.inc(batch.rejected)
+    def _count(
+        self, counters: _Counters, result: ConsumeResult, invalid: int, truncated: int
+    ) -> None:
+        counters.received.inc(result.accepted)
+        if invalid:
+            counters.invalid.inc(invalid)
         if result.rejected:
-            self._rejected.inc(result.rejected)
-        if batch.truncated_values:
-            self._telemetry.ingest.attribute_values_truncated.inc(batch.truncated_values)
+            counters.rejected.inc(result.rejected)
+        if truncated:
+            self._telemetry.ingest.attribute_values_truncated.inc(truncated)
 
     def refused(self, status: str, refusal: ExportError) -> None:
         """Count an error answer (``status`` is the transport's code) and maybe log it."""

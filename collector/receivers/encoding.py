@@ -1,4 +1,5 @@
-"""The receivers' answers on the wire: ``ExportTraceServiceResponse`` and ``google.rpc.Status``.
+"""The receivers' answers on the wire: ``ExportTraceServiceResponse`` /
+``ExportLogsServiceResponse`` and ``google.rpc.Status``.
 
 Both come in binary protobuf and in OTLP/JSON (proto3 JSON mapping: lowerCamelCase
 keys, 64-bit integers as decimal strings, zero values omitted). ``partial_success``
@@ -12,12 +13,16 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsPartialSuccess,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTracePartialSuccess,
     ExportTraceServiceResponse,
 )
 
-from collector.receivers.common import ExportError, PartialSuccess, Refusal
+from collector.receivers.common import ExportError, PartialSuccess, Refusal, Signal
 
 # The google.rpc.Code carried in Status.code (gRPC sends it as its own status).
 RPC_CODES: dict[Refusal, int] = {
@@ -31,27 +36,39 @@ RPC_CODES: dict[Refusal, int] = {
     Refusal.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
 }
 
-_FULL_SUCCESS_PROTO = ExportTraceServiceResponse().SerializeToString()  # b""
+_FULL_SUCCESS_PROTO = ExportTraceServiceResponse().SerializeToString()  # b"", either signal
 _FULL_SUCCESS_JSON = b"{}"
+# The JSON name of the partial-success count, per signal.
+_REJECTED_JSON = {Signal.TRACES: "rejectedSpans", Signal.LOGS: "rejectedLogRecords"}
 
 
-def export_response(result: PartialSuccess, as_json: bool) -> bytes:
-    """An encoded ``ExportTraceServiceResponse`` for an accepted request."""
+def export_response(result: PartialSuccess, as_json: bool, signal: Signal = Signal.TRACES) -> bytes:
+    """An encoded ``ExportTraceServiceResponse`` (``ExportLogsServiceResponse`` for
+    logs) for an accepted request."""
     if not (result.rejected or result.message):
         return _FULL_SUCCESS_JSON if as_json else _FULL_SUCCESS_PROTO
     if as_json:
         partial: dict[str, str] = {}
         if result.rejected:
-            partial["rejectedSpans"] = str(result.rejected)
+            partial[_REJECTED_JSON[signal]] = str(result.rejected)
         if result.message:
             partial["errorMessage"] = result.message
         return json.dumps({"partialSuccess": partial}).encode()
-    response = ExportTraceServiceResponse(
-        partial_success=ExportTracePartialSuccess(
-            rejected_spans=result.rejected, error_message=result.message
+    response: Any
+    if signal is Signal.LOGS:
+        response = ExportLogsServiceResponse(
+            partial_success=ExportLogsPartialSuccess(
+                rejected_log_records=result.rejected, error_message=result.message
+            )
         )
-    )
-    return response.SerializeToString()
+    else:
+        response = ExportTraceServiceResponse(
+            partial_success=ExportTracePartialSuccess(
+                rejected_spans=result.rejected, error_message=result.message
+            )
+        )
+    body: bytes = response.SerializeToString()
+    return body
 
 
 def retry_info(retry_after_s: float) -> Any:

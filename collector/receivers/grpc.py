@@ -1,18 +1,21 @@
-"""OTLP/gRPC receiver: ``opentelemetry.proto.collector.trace.v1.TraceService/Export``.
+"""OTLP/gRPC receiver: ``opentelemetry.proto.collector.trace.v1.TraceService/Export`` and
+``opentelemetry.proto.collector.logs.v1.LogsService/Export`` on one port.
 
-The method is registered through a generic handler without a request deserializer,
-so the handler gets the raw request bytes and decodes them once with
-``decode_protobuf`` (no intermediate message objects). gRPC itself handles
-``grpc-encoding: gzip`` and refuses messages over ``max_request_size`` (measured
-after decompression) with ``RESOURCE_EXHAUSTED`` before our handler runs, which is
-why those refusals do not appear in ``evald_receiver_requests_failed``.
+The methods are registered through generic handlers without a request deserializer,
+so a handler gets the raw request bytes and decodes them once with
+``decode_protobuf`` / ``decode_logs_protobuf`` (no intermediate message objects).
+gRPC itself handles ``grpc-encoding: gzip`` and refuses messages over
+``max_request_size`` (measured after decompression) with ``RESOURCE_EXHAUSTED``
+before our handler runs, which is why those refusals do not appear in
+``evald_receiver_requests_failed``.
 
 The same server answers the standard health service (``grpc.health.v1.Health``):
-SERVING for ``""`` and the trace service while it serves, NOT_SERVING once shutdown
-starts; it needs no token, like the admin probes. Its ``Watch`` streams never end
-on their own and would hold ``server.stop`` for its whole grace (a load balancer
-watching health would delay every stop): they are ended when shutdown begins, while
-exports still in flight, bodies still arriving included, keep their grace.
+SERVING for ``""`` and the trace and logs services while it serves, NOT_SERVING once
+shutdown starts; it needs no token, like the admin probes. Its ``Watch`` streams
+never end on their own and would hold ``server.stop`` for its whole grace (a load
+balancer watching health would delay every stop): they are ended when shutdown
+begins, while exports still in flight, bodies still arriving included, keep their
+grace.
 """
 
 from __future__ import annotations
@@ -24,14 +27,15 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from collector.config.settings import OtlpReceivers
-from collector.decode import AttributeSelector, decode_protobuf
-from collector.receivers.common import ExportError, Ingest, Refusal
+from collector.decode import AttributeSelector, decode_logs_protobuf, decode_protobuf
+from collector.receivers.common import ExportError, Ingest, PartialSuccess, Refusal, Signal
 from collector.receivers.encoding import export_response, retry_info, rpc_status
-from collector.receivers.handoff import SpanConsumer
+from collector.receivers.handoff import SignalConsumer
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
 METHOD = "Export"
 
 _GRPC_CODES: dict[Refusal, Any] = {
@@ -62,7 +66,7 @@ class GrpcReceiver:
     def __init__(
         self,
         config: OtlpReceivers,
-        consumer: SpanConsumer,
+        consumer: SignalConsumer,
         selector: AttributeSelector,
         telemetry: Telemetry,
         security: ReceiverSecurity | None = None,
@@ -88,7 +92,7 @@ class GrpcReceiver:
         if self._server is not None:
             raise RuntimeError("the OTLP/gRPC receiver is already started")
         server = grpc.aio.server(options=self._options())
-        server.add_generic_rpc_handlers((self._handlers(),))
+        server.add_generic_rpc_handlers(self._handlers())
         # A new servicer per start: one that entered graceful shutdown ignores set().
         self._health = _HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -102,7 +106,8 @@ class GrpcReceiver:
         except RuntimeError as exc:  # grpc's way of saying "address in use" and the like
             raise OSError(f"OTLP/gRPC: cannot listen on {self._endpoint}: {exc}") from exc
         await server.start()
-        for service in ("", SERVICE):  # "": the server as a whole (grpc_health_probe's default)
+        # "": the server as a whole (grpc_health_probe's default)
+        for service in ("", SERVICE, LOGS_SERVICE):
             await self._health.set(service, health_pb2.HealthCheckResponse.SERVING)
         self._server, self._port = server, port
 
@@ -121,23 +126,39 @@ class GrpcReceiver:
             ("grpc.so_reuseport", 0),
         ]
 
-    def _handlers(self) -> Any:
-        # No request_deserializer: the handler receives the message bytes as sent.
-        export = grpc.unary_unary_rpc_method_handler(self._export)
-        return grpc.method_handlers_generic_handler(SERVICE, {METHOD: export})
+    def _handlers(self) -> tuple[Any, ...]:
+        # No request_deserializer: the handlers receive the message bytes as sent.
+        return tuple(
+            grpc.method_handlers_generic_handler(
+                service, {METHOD: grpc.unary_unary_rpc_method_handler(export)}
+            )
+            for service, export in ((SERVICE, self._export), (LOGS_SERVICE, self._export_logs))
+        )
 
     async def _export(self, request: bytes, context: Any) -> bytes:
-        """One Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
+        """One traces Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
+        return await self._answer(Signal.TRACES, request, context)
+
+    async def _export_logs(self, request: bytes, context: Any) -> bytes:
+        """One logs Export call: an ``ExportLogsServiceResponse`` or an aborted call."""
+        return await self._answer(Signal.LOGS, request, context)
+
+    async def _answer(self, signal: Signal, request: bytes, context: Any) -> bytes:
         try:
             if not self._security.authorized(_metadata(context, "authorization")):
                 raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
-            return export_response(self._ingest.export(decode_protobuf, request), as_json=False)
+            return export_response(self._ingest_request(signal, request), False, signal)
         except ExportError as refused:
             failure = refused
             self._ingest.refused(_GRPC_CODES[refused.refusal].name, refused)
         except Exception as exc:  # one of the three catch-all places (STYLE.md habit 6)
             failure = self._ingest.crashed(grpc.StatusCode.INTERNAL.name, exc)
         await _abort(context, failure)
+
+    def _ingest_request(self, signal: Signal, request: bytes) -> PartialSuccess:
+        if signal is Signal.LOGS:
+            return self._ingest.export_logs(decode_logs_protobuf, request)
+        return self._ingest.export(decode_protobuf, request)
 
 
 class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyped package

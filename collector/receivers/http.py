@@ -1,4 +1,5 @@
-"""OTLP/HTTP receiver: ``POST /v1/traces`` with binary protobuf or OTLP/JSON bodies.
+"""OTLP/HTTP receiver: ``POST /v1/traces`` and ``POST /v1/logs`` with binary protobuf or
+OTLP/JSON bodies.
 
 Bodies may be gzip-compressed (``Content-Encoding: gzip``). aiohttp's own request
 decompression is off: we inflate ourselves so that ``max_request_size`` bounds the
@@ -16,15 +17,30 @@ from enum import Enum
 from aiohttp import web
 
 from collector.config.settings import OtlpReceivers
-from collector.decode import AttributeSelector, decode_json, decode_protobuf
-from collector.receivers.common import Decoder, ExportError, Ingest, PartialSuccess, Refusal
+from collector.decode import (
+    AttributeSelector,
+    decode_json,
+    decode_logs_json,
+    decode_logs_protobuf,
+    decode_protobuf,
+)
+from collector.receivers.common import (
+    Decoder,
+    ExportError,
+    Ingest,
+    LogDecoder,
+    PartialSuccess,
+    Refusal,
+    Signal,
+)
 from collector.receivers.encoding import export_response, status_body
-from collector.receivers.handoff import SpanConsumer
+from collector.receivers.handoff import SignalConsumer
 from collector.receivers.lifecycle import WebServer, WebService
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
 
 TRACES_PATH = "/v1/traces"
+LOGS_PATH = "/v1/logs"
 
 HTTP_STATUS: dict[Refusal, int] = {
     Refusal.INVALID: 400,
@@ -49,6 +65,10 @@ _DECODERS: dict[BodyFormat, Decoder] = {
     BodyFormat.PROTOBUF: decode_protobuf,
     BodyFormat.JSON: decode_json,
 }
+_LOG_DECODERS: dict[BodyFormat, LogDecoder] = {
+    BodyFormat.PROTOBUF: decode_logs_protobuf,
+    BodyFormat.JSON: decode_logs_json,
+}
 _IDENTITY = frozenset({"", "identity"})
 _GZIP = frozenset({"gzip", "x-gzip"})
 
@@ -64,7 +84,7 @@ class HttpReceiver(WebService):
     def __init__(
         self,
         config: OtlpReceivers,
-        consumer: SpanConsumer,
+        consumer: SignalConsumer,
         selector: AttributeSelector,
         telemetry: Telemetry,
         security: ReceiverSecurity | None = None,
@@ -86,17 +106,25 @@ class HttpReceiver(WebService):
         # a gzip body is never larger than what it inflates to, short of adversarial input.
         app = web.Application(client_max_size=self._max_request_size)
         app.router.add_route("*", TRACES_PATH, self._traces)
+        app.router.add_route("*", LOGS_PATH, self._logs)
         app.router.add_route("*", "/{path:.*}", self._not_found)
         return app
 
     async def _traces(self, request: web.Request) -> web.Response:
         """One export request → 200 with an ``ExportTraceServiceResponse``, or an error."""
+        return await self._export(request, Signal.TRACES)
+
+    async def _logs(self, request: web.Request) -> web.Response:
+        """One export request → 200 with an ``ExportLogsServiceResponse``, or an error."""
+        return await self._export(request, Signal.LOGS)
+
+    async def _export(self, request: web.Request, signal: Signal) -> web.Response:
         body_format = _body_format(request)
         try:
             if not self._security.authorized(request.headers.get("Authorization")):
                 raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
-            result = await self._receive(request, body_format)
-            return _ok(result, body_format)
+            result = await self._receive(request, body_format, signal)
+            return _ok(result, body_format, signal)
         except ExportError as refused:
             failure = refused
             self._ingest.refused(str(HTTP_STATUS[refused.refusal]), refused)
@@ -105,12 +133,14 @@ class HttpReceiver(WebService):
         return _error(failure, body_format)
 
     async def _not_found(self, request: web.Request) -> web.Response:
-        refused = ExportError(Refusal.NOT_FOUND, f"no such path {request.path!r}; use /v1/traces")
+        refused = ExportError(
+            Refusal.NOT_FOUND, f"no such path {request.path!r}; use /v1/traces or /v1/logs"
+        )
         self._ingest.refused("404", refused)
         return _error(refused, _body_format(request))
 
     async def _receive(
-        self, request: web.Request, body_format: BodyFormat | None
+        self, request: web.Request, body_format: BodyFormat | None, signal: Signal
     ) -> PartialSuccess:
         if request.method != "POST":
             raise ExportError(Refusal.METHOD, f"{request.method} is not allowed; use POST")
@@ -124,6 +154,8 @@ class HttpReceiver(WebService):
         payload = await self._read_body(request)
         if gzipped:
             payload = gunzip(payload, self._max_request_size)
+        if signal is Signal.LOGS:
+            return self._ingest.export_logs(_LOG_DECODERS[body_format], payload)
         return self._ingest.export(_DECODERS[body_format], payload)
 
     async def _read_body(self, request: web.Request) -> bytes:
@@ -184,10 +216,10 @@ def gunzip(data: bytes, limit: int) -> bytes:
     return bytes(out)
 
 
-def _ok(result: PartialSuccess, body_format: BodyFormat | None) -> web.Response:
+def _ok(result: PartialSuccess, body_format: BodyFormat | None, signal: Signal) -> web.Response:
     as_json = body_format is BodyFormat.JSON
     content_type = (body_format or BodyFormat.PROTOBUF).value
-    return web.Response(body=export_response(result, as_json), content_type=content_type)
+    return web.Response(body=export_response(result, as_json, signal), content_type=content_type)
 
 
 def _error(refused: ExportError, body_format: BodyFormat | None) -> web.Response:

@@ -1,4 +1,5 @@
-"""The ingest stage's metrics: what the OTLP receivers accepted, refused and dropped."""
+"""The ingest stage's metrics: the spans and log records the OTLP receivers accepted,
+refused and dropped."""
 
 from __future__ import annotations
 
@@ -28,6 +29,24 @@ class IngestMetrics:
         self.spans_dropped = Counter(
             "evald_spans_dropped",
             "Spans accepted but not assembled, by reason (own_output: evald's own exports)",
+            ["transport", "reason"],
+            registry=r,
+        )
+        self.log_records_received = Counter(
+            "evald_log_records_received",
+            "Log records accepted by a receiver",
+            ["transport"],
+            registry=r,
+        )
+        self.log_records_refused = Counter(
+            "evald_log_records_refused",
+            "Log records not accepted, by reason (invalid, rejected, overloaded)",
+            ["transport", "reason"],
+            registry=r,
+        )
+        self.log_records_dropped = Counter(
+            "evald_log_records_dropped",
+            "Log records accepted but not assembled, by reason (no_trace_id, own_output)",
             ["transport", "reason"],
             registry=r,
         )

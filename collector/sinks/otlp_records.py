@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace.status import Status, StatusCode
 
-from collector.core.records import Resource, Span, SpanEvent, Trace
+from collector.core.records import LogEvent, Resource, Span, SpanEvent, Trace
 from collector.receivers.own_output import FORWARDED_OUTPUT, OUTPUT_ATTRIBUTE
 from collector.sinks.metrics import outcome_label
 from evaluators.results import ErrorResult, score_of
@@ -172,7 +172,8 @@ def forwarded_spans(
     """The trace's spans as SDK spans, ``summary`` added to the root's attributes.
 
     Attributes are shared with the decoded spans, not copied (the root's excepted).
-    Links and trace state are not kept by the decoder and so are not forwarded.
+    Links and trace state are not kept by the decoder and so are not forwarded; nor
+    are the events that arrived as OTLP log records (``LogEvent``).
     """
     resources: dict[int, SdkResource] = {}
     scopes: dict[str, InstrumentationScope] = {}
@@ -197,8 +198,10 @@ def _readable(
     if span.parent_span_id:
         parent_id = int.from_bytes(span.parent_span_id, "big")
         parent = trace_api.SpanContext(trace_id, parent_id, False, _SAMPLED)
+    # Events that arrived as log records stay off: the sender kept them off its spans.
+    events = [_event(e) for e in span.events if not isinstance(e, LogEvent)]
     return ReadableSpan(
-        span.name, context, parent, resource, attributes, [_event(e) for e in span.events],
+        span.name, context, parent, resource, attributes, events,
         kind=_KINDS.get(span.kind, trace_api.SpanKind.INTERNAL), status=_status(span),
         start_time=span.start_unix_nano, end_time=span.end_unix_nano,
         instrumentation_scope=scope,

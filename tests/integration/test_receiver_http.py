@@ -298,7 +298,7 @@ def test_wrong_method_is_405_and_other_paths_404(
 ) -> None:
     answer = post(None, None, method="GET")
     assert answer.status == 405 and answer.headers["Allow"] == "POST"
-    assert post(protobuf_body(), path="/v1/logs").status == 404
+    assert post(protobuf_body(), path="/v1/metrics").status == 404
     assert post(None, None, path="/", method="GET").status == 404
     assert metric(FAILED, transport="http", status="405") == 1
     assert metric(FAILED, transport="http", status="404") == 2

@@ -62,6 +62,8 @@ def document(report: Report) -> dict[str, Any]:
             "payloads": read.payloads,
             "spans": summary.spans,
             "rejected_spans": read.rejected_spans,
+            "log_records": summary.log_records,
+            "dropped_log_records": read.dropped_log_records,
             "corrupt_records": read.corrupt_total,
             "traces": summary.traces,
             "untraceable_traces": summary.untraceable,

@@ -162,6 +162,7 @@ class ReadStats:
     files: int = 0
     payloads: int = 0
     rejected_spans: int = 0
+    dropped_log_records: int = 0  # malformed, without a trace id, or over the limits
     corrupt_total: int = 0
     corrupt: list[str] = field(default_factory=list)  # "file:line: reason", the first ones
     corrupt_limit: int = DEFAULT_CORRUPT_KEPT
@@ -175,6 +176,7 @@ class ReadStats:
         self.files += other.files
         self.payloads += other.payloads
         self.rejected_spans += other.rejected_spans
+        self.dropped_log_records += other.dropped_log_records
         self.corrupt_total += other.corrupt_total
         room = self.corrupt_limit - len(self.corrupt)
         self.corrupt.extend(other.corrupt[: max(room, 0)])
@@ -186,6 +188,7 @@ class RunSummary:
 
     read: ReadStats = field(default_factory=ReadStats)
     spans: int = 0
+    log_records: int = 0
     traces: int = 0
     untraceable: int = 0  # traces whose trajectory could not be built
     skipped: int = 0  # traces that are no agent run (not evaluated)
@@ -220,6 +223,7 @@ class RunSummary:
     def merge(self, other: RunSummary) -> None:
         self.read.merge(other.read)
         self.spans += other.spans
+        self.log_records += other.log_records
         self.traces += other.traces
         self.untraceable += other.untraceable
         self.skipped += other.skipped

@@ -61,8 +61,11 @@ def failure_detail(failure: TraceFailure) -> str:
 
 def totals_line(report: Report) -> str:
     summary, read = report.summary, report.summary.read
+    logs = ""
+    if summary.log_records or read.dropped_log_records:
+        logs = f" and {summary.log_records} log records ({read.dropped_log_records} dropped)"
     return (
-        f"{summary.traces} traces from {summary.spans} spans in {read.files} file(s); "
+        f"{summary.traces} traces from {summary.spans} spans{logs} in {read.files} file(s); "
         f"{read.rejected_spans} spans rejected, {read.corrupt_total} corrupt records, "
         f"{summary.untraceable} traces without a trajectory"
     )

@@ -2,82 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from support.assembly_kit import IDLE, MAX_AGE, Harness, span, tid
 
-from collector.assembly.traces import TraceAssembler
-from collector.config.settings import Assembly
-from collector.core.clock import ManualClock
-from collector.core.records import EMPTY_ATTRIBUTES, CompletionReason, Resource, Span, Trace
+from collector.core.records import CompletionReason, Trace
 from collector.receivers.handoff import ConsumeResult
-from collector.telemetry.registry import Telemetry
-
-RESOURCE = Resource("svc", EMPTY_ATTRIBUTES)
-IDLE = 5.0
-MAX_AGE = 60.0
-
-
-def span(trace: int, span_id: int, parent: int | None = None) -> Span:
-    """A span of trace ``trace``; a root when ``parent`` is None."""
-    return Span(
-        trace_id=trace.to_bytes(16, "big"),
-        span_id=span_id.to_bytes(8, "big"),
-        parent_span_id=b"" if parent is None else parent.to_bytes(8, "big"),
-        name=f"span-{span_id}",
-        kind=1,
-        start_unix_nano=0,
-        end_unix_nano=1,
-        status_code=0,
-        status_message="",
-        attributes=EMPTY_ATTRIBUTES,
-        events=(),
-        resource=RESOURCE,
-        scope_name="test",
-    )
-
-
-def tid(trace: int) -> bytes:
-    return trace.to_bytes(16, "big")
-
-
-class Harness:
-    """An assembler on a ManualClock whose released traces land in ``done``."""
-
-    def __init__(self, **config: Any) -> None:
-        settings = {"idle_timeout": IDLE, "max_trace_age": MAX_AGE, **config}
-        self.clock = ManualClock()
-        self.telemetry = Telemetry()
-        self.done: list[Trace] = []
-        self.full = False  # the offer has no room
-        self.assembler = TraceAssembler(Assembly(**settings), self.clock, self.telemetry)
-
-    def offer(self, trace: Trace) -> bool:
-        if self.full:
-            return False
-        self.done.append(trace)
-        return True
-
-    def add(self, *spans: Span) -> ConsumeResult | None:
-        return self.assembler.add(spans, self.offer)
-
-    def flush(self, reason: CompletionReason = CompletionReason.SHUTDOWN) -> None:
-        self.assembler.flush(reason, self.offer)
-
-    def tick(self) -> None:
-        self.assembler.tick(self.offer)
-
-    def at(self, now: float) -> None:
-        """Move the clock to ``now`` and tick."""
-        self.clock.set(now)
-        self.tick()
-
-    def metric(self, name: str, **labels: str) -> float:
-        value = self.telemetry.registry.get_sample_value(name, labels)
-        return 0.0 if value is None else value
-
-    def released(self) -> list[tuple[int, CompletionReason]]:
-        return [(int.from_bytes(t.trace_id, "big"), t.completed_by) for t in self.done]
 
 
 @pytest.fixture

@@ -72,7 +72,8 @@ def test_openmetrics_exemplars_carry_the_failing_trace_id(loop_thread: LoopThrea
     latencies = samples(exposition, "evald_agent_latency_seconds_bucket")
     assert {exemplar_trace([s]) for s in latencies} - {None} <= {failing, passing}
     assert exemplar_trace(latencies) is not None
-    assert "trace_id" not in plain  # exemplars exist only in OpenMetrics
+    assert "# {trace_id=" in exposition
+    assert "{trace_id=" not in plain  # exemplars exist only in OpenMetrics
 
 
 def tool_trajectory(n: int, tools: list[str]) -> Trajectory:
