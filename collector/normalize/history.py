@@ -15,6 +15,7 @@ message shapes instrumentations record:
   blocks (``tool_use_id``, ``content``, ``is_error``);
 * Gemini: ``functionCall`` / ``functionResponse`` parts;
 * LangChain dumps: AI messages' ``tool_calls`` (``name``, ``args``, ``id``), tool messages;
+* the GenAI per-message events (``conventions.genai_events``);
 * object reprs (``reprs``): ``ToolCall(tool_name=…, arguments=…, id=…)`` and
   ``ToolCallResult(result=…, origin=ToolCall(…), error=…)`` items of a message's content.
 """
@@ -24,7 +25,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from collector.core.records import Span
-from collector.normalize.messages import RequestedCall, message_list, requested, role_of
+from collector.normalize.conventions import genai_events
+from collector.normalize.messages import (
+    RequestedCall,
+    message_list,
+    openai_tool_call,
+    requested,
+    role_of,
+)
 from collector.normalize.results import ToolResult, result_of
 from collector.normalize.values import INVALID, event_attribute, parse_json, structured
 
@@ -69,6 +77,9 @@ def _sources(span: Span) -> list[Any]:
     raw = attributes.get(INPUT_VALUE)
     if isinstance(raw, str) and raw[:1] in ("{", "["):
         found.append(parse_json(raw))
+    events = genai_events.input_messages(span)
+    if events:
+        found.append(events)
     return [item for item in found if item is not INVALID]
 
 
@@ -94,7 +105,9 @@ def _message(item: dict[str, Any]) -> Message:
     calls: list[RequestedCall] = []
     answers: list[Answer] = []
     for call in fields.get("tool_calls") or ():
-        _openai_call(call, calls)
+        made = openai_tool_call(call)
+        if made is not None:
+            calls.append(made)
     for part in _parts(fields):
         _part(part, calls, answers)
     if not answers and (role == "tool" or fields.get("tool_call_id") is not None):
@@ -108,18 +121,6 @@ def _parts(fields: dict[str, Any]) -> list[Any]:
         if isinstance(value, list):
             return value
     return []
-
-
-def _openai_call(call: Any, calls: list[RequestedCall]) -> None:
-    if not isinstance(call, dict):
-        return
-    function = call.get("function")
-    if isinstance(function, dict):
-        made = requested(call.get("id"), function.get("name"), function.get("arguments"))
-    else:  # LangChain ``{"name", "args", "id"}``
-        made = requested(call.get("id"), call.get("name"), call.get("args"))
-    if made is not None:
-        calls.append(made)
 
 
 def _tool_message(fields: dict[str, Any]) -> Answer:

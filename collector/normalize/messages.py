@@ -185,3 +185,14 @@ def flattened_calls(
         if made is not None:
             calls.append(made)
     return calls
+
+
+def openai_tool_call(call: Any) -> RequestedCall | None:
+    """One OpenAI-style ``tool_calls`` item (``{"id", "function": {"name", "arguments"}}``)
+    or a LangChain one (``{"id", "name", "args"}``)."""
+    if not isinstance(call, dict):
+        return None
+    function = call.get("function")
+    if isinstance(function, dict):
+        return requested(call.get("id"), function.get("name"), function.get("arguments"))
+    return requested(call.get("id"), call.get("name"), call.get("args"))

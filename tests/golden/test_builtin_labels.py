@@ -47,7 +47,7 @@ class Run(NamedTuple):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
     results = tmp_path_factory.mktemp("labels") / "results.jsonl"
-    inputs = sorted(str(path) for path in TRACES.glob("*/*.jsonl") if ".logs." not in path.name)
+    inputs = sorted(str(path) for path in TRACES.glob("*/*.jsonl"))  # log records too
     args = ["--log-level", "WARNING", "replay", *inputs, "--spec", str(SPECS)]
     main([*args, "--results-out", str(results), "--report-out", str(results.with_suffix(".txt"))])
     lines = [json.loads(line) for line in results.read_text().splitlines()]

@@ -14,16 +14,24 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.paths import GOLDEN
 
-from collector.core.records import AttrValue, CompletionReason, Span, Trace
-from collector.decode import AttributeSelector, decode_json, decode_protobuf
+from collector.assembly.log_join import join
+from collector.core.records import AttrValue, CompletionReason, LogRecord, Span, Trace
+from collector.decode import (
+    AttributeSelector,
+    decode_json,
+    decode_logs_json,
+    decode_logs_protobuf,
+    decode_protobuf,
+)
 from collector.decode.common import KEEP_ALL
+from collector.decode.log_records import log_selector
 from collector.normalize import ATTRIBUTE_SELECTOR, normalize, session_key
 from evaluators.trajectory import StepKind, Trajectory
 
@@ -54,11 +62,15 @@ CAPTURED = {
     "google-genai-afc-otel",
     "google-genai-afc-chat-otel",
     "ms-agent-framework",
+    "openai-client-otel-v2",
+    "openai-client-otel-v2-legacy",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class): the trajectory's agent is
 # whatever the run root is called, not the labelled agent.
 AGENT_NAME_NOT_RECORDED = {
+    "openai-client-otel-v2",
+    "openai-client-otel-v2-legacy",
     "anthropic-client-openinference",
     "anthropic-client-openinference-sdk-spans",
     "dspy-openinference",
@@ -86,13 +98,37 @@ def decode_file(path: Path, selector: AttributeSelector = ATTRIBUTE_SELECTOR) ->
     return spans
 
 
-def group_traces(spans: list[Span]) -> dict[str, Trace]:
-    """Spans grouped by trace id (hex), in arrival order, as the assembler releases them."""
+def decode_logs(path: Path, selector: AttributeSelector = ATTRIBUTE_SELECTOR) -> list[LogRecord]:
+    """The log records captured beside a trace file (``<scenario>.logs.jsonl|pb``), if any."""
+    logs = path.with_name(path.name.replace(".", ".logs.", 1))
+    if not logs.exists():
+        return []
+    if logs.suffix == ".pb":
+        return decode_logs_protobuf(logs.read_bytes(), log_selector(selector)).records
+    records: list[LogRecord] = []
+    for line in logs.read_bytes().splitlines():
+        if line.strip():
+            records.extend(decode_logs_json(line, log_selector(selector)).records)
+    return records
+
+
+def group_traces(spans: list[Span], records: Sequence[LogRecord] = ()) -> dict[str, Trace]:
+    """Spans grouped by trace id (hex), in arrival order, with their log records joined,
+    as the assembler releases them."""
     grouped: dict[bytes, list[Span]] = {}
     for span in spans:
         grouped.setdefault(span.trace_id, []).append(span)
+    logs: dict[bytes, list[LogRecord]] = {}
+    for record in records:
+        logs.setdefault(record.trace_id, []).append(record)
     return {
-        trace_id.hex(): Trace(trace_id, tuple(group), CompletionReason.END_OF_INPUT, 0, 0)
+        trace_id.hex(): Trace(
+            trace_id,
+            join(group, logs.get(trace_id, ())).spans,
+            CompletionReason.END_OF_INPUT,
+            0,
+            0,
+        )
         for trace_id, group in grouped.items()
     }
 
@@ -100,7 +136,8 @@ def group_traces(spans: list[Span]) -> dict[str, Trace]:
 def load(framework: str, scenario: str, form: str) -> tuple[dict[str, Any], dict[str, Trace]]:
     folder = TRACES / framework
     expected = json.loads((folder / f"{scenario}.expected.json").read_text())
-    return expected, group_traces(decode_file(folder / f"{scenario}.{form}"))
+    path = folder / f"{scenario}.{form}"
+    return expected, group_traces(decode_file(path), decode_logs(path))
 
 
 def turn_trace_ids(expected: dict[str, Any]) -> list[str]:
@@ -220,8 +257,8 @@ def test_golden_trajectories(framework: str, scenario: str) -> None:
 @pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
 def test_selected_attributes_give_the_same_trajectory(framework: str, scenario: str) -> None:
     path = TRACES / framework / f"{scenario}.pb"
-    selected = group_traces(decode_file(path, ATTRIBUTE_SELECTOR))
-    everything = group_traces(decode_file(path, KEEP_ALL))
+    selected = group_traces(decode_file(path, ATTRIBUTE_SELECTOR), decode_logs(path))
+    everything = group_traces(decode_file(path, KEEP_ALL), decode_logs(path, KEEP_ALL))
     assert selected.keys() == everything.keys()
     for trace_id, trace in everything.items():
         assert normalize(selected[trace_id]).to_json() == normalize(trace).to_json()
@@ -263,7 +300,8 @@ def test_every_attribute_read_is_selected() -> None:
 def all_golden_traces() -> list[Trace]:
     traces: list[Trace] = []
     for framework, scenario in SCENARIOS:
-        traces.extend(group_traces(decode_file(TRACES / framework / f"{scenario}.pb")).values())
+        path = TRACES / framework / f"{scenario}.pb"
+        traces.extend(group_traces(decode_file(path), decode_logs(path)).values())
     return traces
 
 

@@ -21,6 +21,7 @@ from collector.core.records import Span
 from collector.normalize.conventions import (
     adk,
     genai,
+    genai_events,
     langsmith,
     openinference,
     strands,
@@ -42,6 +43,7 @@ REQUESTED_CALLS: tuple[CallsReader, ...] = (
     adk.requested_calls,
     langsmith.requested_calls,
     traceloop.requested_calls,
+    genai_events.requested_calls,
 )
 LLM_INPUT: tuple[TextReader, ...] = (
     genai.llm_input,
@@ -49,6 +51,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     strands.llm_input,
     adk.llm_input,
     langsmith.llm_input,
+    genai_events.llm_input,
 )
 LLM_OUTPUT: tuple[TextReader, ...] = (
     genai.llm_output,
@@ -58,6 +61,7 @@ LLM_OUTPUT: tuple[TextReader, ...] = (
     adk.llm_output,
     langsmith.llm_output,
     traceloop.llm_output,
+    genai_events.llm_output,
 )
 # Explicit run-level input/output on the agent root (then the trace root).
 RUN_INPUT: tuple[TextReader, ...] = (
