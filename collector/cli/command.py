@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="evald", description="Evaluate AI agents from their OpenTelemetry traces."
     )
     parser.add_argument(
+        "--version", action=_Version, help="print the installed version and build, and exit"
+    )
+    parser.add_argument(
         "--log-level",
         type=str.upper,
         choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
@@ -78,6 +81,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     cli_evaluator.add_arguments(evaluator)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: ``evald 0.1.0 (decoder native, normalizer compiled)``.
+
+    The build is looked up only when asked for: it imports the decoder and the
+    normalizer, which every other ``--help`` or usage error does without.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from collector.core.build_info import build_labels, installed_version  # noqa: PLC0415
+
+        labels = build_labels()
+        print(
+            f"evald {installed_version()} "
+            f"(decoder {labels['decoder']}, normalizer {labels['normalizer']})"
+        )
+        parser.exit()
 
 
 def _config_option(parser: argparse.ArgumentParser) -> None:
