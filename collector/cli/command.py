@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import logging
 import os
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 from collector.cli import compare as cli_compare
 from collector.cli import evaluator as cli_evaluator
 from collector.cli import replay as cli_replay
-from collector.config.settings import Config, ConfigError, load_config
+from collector.config.settings import Config, ConfigError, is_glob, load_config
 from collector.offline.compare import CompareInputError
 from collector.offline.readers import TraceFileError
 
@@ -127,6 +128,9 @@ def _load(args: argparse.Namespace) -> Config:
     config = load_config(args.config)
     specs = getattr(args, "spec", None)
     if specs:
+        for pattern in specs:  # named as typed, before they become absolute
+            if is_glob(pattern) and not glob.glob(pattern):
+                raise ConfigError(f"--spec {pattern!r} matches no file")
         config = config.model_copy(update={"specs": [str(Path(spec).resolve()) for spec in specs]})
     return config
 
@@ -179,6 +183,13 @@ def _check(config: Config) -> int:
         names = ", ".join(bound.id for bound in spec.bound)
         cases = f" (dataset: {spec.cases} items)" if spec.dataset is not None else ""
         print(f"  {spec.id}: {names}{cases}")
+        if spec.scope == "session" and spec.match.service is None:
+            print(
+                f"evald: warning: {spec.source or spec.id}: spec {spec.id!r} has scope: session "
+                "and no match.service: every service's conversations are held until they "
+                "end (bounded by sessions.max_sessions and sessions.max_held_turns)",
+                file=sys.stderr,
+            )
     return EXIT_OK
 
 
