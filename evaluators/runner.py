@@ -24,7 +24,7 @@ from functools import partial
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from evaluators.base import Evaluator
+from evaluators.base import Evaluator, Unit
 from evaluators.isolation import EvaluatorBusy, EvaluatorTimeout, IsolatedCalls, runs_inline
 from evaluators.registry import EvaluatorRegistry, default_registry, user_code
 from evaluators.results import BooleanResult, ErrorResult, EvaluationResult, NumericResult
@@ -51,7 +51,8 @@ _RESULT_TYPES = (NumericResult, BooleanResult, ErrorResult)
 
 
 class Outcome(NamedTuple):
-    """One evaluator's result on one trajectory (``item``: see ``BoundEvaluator``)."""
+    """One evaluator's result on one trajectory (``item``: see ``BoundEvaluator``;
+    ``unit``: the evaluator's, ``score`` or ``seconds``)."""
 
     spec_id: str | None
     evaluator: str
@@ -59,6 +60,7 @@ class Outcome(NamedTuple):
     passed: bool | None
     duration_s: float
     item: str | None = None
+    unit: Unit = "score"
 
 
 def due(bound: BoundEvaluator, trajectory: Trajectory) -> bool:
@@ -129,7 +131,8 @@ class EvaluationRunner:
             self._log_first(bound, exc)
             result, passed = ErrorResult(error=f"{type(exc).__name__}: {exc}"), None
         duration = self._clock() - started
-        return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item)
+        unit = bound.evaluator.unit
+        return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item, unit)
 
     def close(self) -> None:
         """Close the private event loop, if one was created, and idle plug-in threads."""

@@ -99,3 +99,36 @@ def test_compose_mounts_only_files_that_exist() -> None:
         for volume in service.get("volumes", []):
             source = volume.split(":", 1)[0]
             assert (DEPLOY / source).exists(), f"{source} is mounted but missing"
+
+
+def datasources(node: object) -> list[dict[str, str]]:
+    """Every ``datasource`` reference in a dashboard (panels, targets, variables)."""
+    if isinstance(node, dict):
+        found = [node["datasource"]] if isinstance(node.get("datasource"), dict) else []
+        return found + [ref for value in node.values() for ref in datasources(value)]
+    if isinstance(node, list):
+        return [ref for value in node for ref in datasources(value)]
+    return []
+
+
+def test_dashboard_queries_the_data_source_its_variable_picks() -> None:
+    """Imported into another Grafana, the dashboard must not name a data source uid."""
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "evald.json").read_text())
+    variables = {item["name"]: item for item in dashboard["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    references = datasources(dashboard)
+    assert references
+    assert {ref["uid"] for ref in references} == {"${datasource}"}
+
+
+def test_dashboard_keeps_seconds_out_of_the_score_panels() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "evald.json").read_text())
+    for panel in dashboard["panels"]:
+        exprs = " ".join(target["expr"] for target in panel["targets"])
+        if "evald_evaluation_score" in exprs:
+            assert panel["fieldConfig"]["defaults"]["unit"] == "none", panel["title"]
+        if "evald_evaluation_result_seconds" in exprs or "latency_seconds" in exprs:
+            assert panel["fieldConfig"]["defaults"]["unit"] == "s", panel["title"]
+    queried = (DEPLOY / "grafana" / "dashboards" / "evald.json").read_text()
+    assert "evald_evaluation_result_seconds_bucket" in queried
