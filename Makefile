@@ -82,7 +82,11 @@ $(PURE_STAMP): $(BUILD) $(SOURCES)
 pure: $(PURE_STAMP)  ## decode, normalize and replay tests on a pure-Python install (.venv-pure)
 	EVALD_EXPECT_BUILD=pure $(PURE_VENV)/bin/pytest -q -p no:cacheprovider $(PURE_TESTS)
 
-dist: | $(STAMP)  ## build the sdist and the wheel into dist/ (python -m build; DIST=...)
+# Needs only the `build` tool in $(VENV), not the dev install (which would compile).
+dist:  ## build the sdist and the wheel into dist/ (python -m build; DIST=...)
+	@$(PYTHON_OK)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -c 'import build' 2>/dev/null || $(BIN)/python -m pip install --quiet 'build>=1.2'
 	$(BIN)/python -m build --outdir $(DIST) .
 
 bench: $(STAMP)  ## throughput benchmarks (prints ratios against an in-run baseline)

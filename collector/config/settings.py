@@ -1,7 +1,7 @@
 """The daemon's configuration: typed models validated at start-up.
 
-Every key has a default (mirrored in ``config/evald.yaml``) and is documented in the
-README. Unknown keys and bad values fail start-up with a message naming the file
+Every key has a default (mirrored in ``config/evald.yaml``) and is documented in
+docs/configuration.md. Unknown keys and bad values fail start-up with a message naming the file
 and the key. Durations accept ``500ms``, ``5s``, ``2m``, ``1h`` or a number of
 seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
 """
