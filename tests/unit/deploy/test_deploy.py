@@ -86,7 +86,7 @@ def test_dashboard_json_is_what_its_generator_writes() -> None:
 def test_stack_configs_validate_with_evalds_config_model() -> None:
     Config.model_validate(yaml.safe_load((DEPLOY / "evald.yaml").read_text()))
     documents = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "evald.yaml").read_text()))
-    config_map = next(doc for doc in documents if doc["kind"] == "ConfigMap")
+    config_map = next(doc for doc in documents if doc["metadata"]["name"] == "evald-config")
     Config.model_validate(yaml.safe_load(config_map["data"]["evald.yaml"]))
     deployment = next(doc for doc in documents if doc["kind"] == "Deployment")
     grace = Config.model_validate(yaml.safe_load(config_map["data"]["evald.yaml"])).shutdown.grace
