@@ -89,6 +89,32 @@ dist:  ## build the sdist and the wheel into dist/ (python -m build; DIST=...)
 	$(BIN)/python -c 'import build' 2>/dev/null || $(BIN)/python -m pip install --quiet 'build>=1.2'
 	$(BIN)/python -m build --outdir $(DIST) .
 
+# The integration tests scrape evald with a real Prometheus server (tests/test_prometheus_*.py).
+# Debian's package provides `prometheus` and `promtool`; nothing happens when both are on PATH.
+# Root (CI) installs directly, anyone else through sudo.
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+prometheus:  ## install the Prometheus server the integration tests need (Debian/apt, once)
+	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 \
+			|| { echo "install Prometheus (prometheus and promtool on PATH) to run the tests"; exit 1; }; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			prometheus >/dev/null; }
+
+# The OTLP protobuf walker and the normalizer are compiled at install (setup.py). The
+# install succeeds without a compiler (make install-runtime, make run), but the tests
+# require the compiled modules.
+compiler:  ## install a C compiler for the compiled modules (Debian/apt, once)
+	@command -v cc >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 \
+			|| { echo "install a C compiler (cc) to build the compiled modules"; exit 1; }; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			gcc libc6-dev >/dev/null; }
+	@$(PYTHON) -c 'import os, sysconfig, sys; h = sysconfig.get_paths()["include"]; \
+		sys.exit(0 if os.path.exists(os.path.join(h, "Python.h")) else \
+		f"the Python headers are missing ({h}/Python.h): install python3-dev")'
+
 bench: $(STAMP)  ## throughput benchmarks (prints ratios against an in-run baseline)
 	$(BIN)/python benchmarks/run_all.py
 
