@@ -6,12 +6,17 @@
 
 Both are optional extensions: without a C compiler the install still succeeds and
 evald runs the same code interpreted (slower; logged at start, and reported by
-``evald_build_info``). ``EVALD_PURE_PYTHON=1`` skips compiling altogether. ``make
-test`` requires the compiled modules (tests/unit/core/test_native.py), so CI tests what the
-image ships. Why and what was measured: docs/adr/0011-compiled-hot-path.md.
+``evald_build_info``). ``EVALD_PURE_PYTHON=1`` skips compiling altogether, and the
+build backend (``build_backend/evald_build.py``) then installs neither Cython nor
+mypy. ``make test`` requires the compiled modules (tests/unit/core/test_native.py), so
+CI tests what the image ships, and also tests a pure install
+(tests/integration/test_packaging.py, ``.venv-pure``). Why and what was measured:
+docs/adr/0011-compiled-hot-path.md, docs/adr/0015-first-hour.md.
 """
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,8 @@ class BuildExt(build_ext):
     to build (a compiler killed for memory on a small builder), its module would be
     installed without it and ``import collector.normalize`` would fail. So one
     failure drops every normalizer extension, including stale ones from an earlier
-    in-place build: the normalizer then runs interpreted, as without a compiler.
+    build at the same place: the normalizer then runs interpreted, as without a
+    compiler.
     """
 
     def build_extension(self, ext: Any) -> None:
@@ -45,24 +51,45 @@ class BuildExt(build_ext):
         if not self.normalizer_failed:
             return
         dropped = [ext for ext in self.extensions if ext.name.startswith(NORMALIZER)]
-        inplace = self.inplace
-        for self.inplace in (0, 1):  # the build directory and the source tree
-            for ext in dropped:
-                Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
-        self.inplace = inplace
+        # Where this build puts them: the source tree (editable) or the build directory
+        # (a wheel). Never the other one: a wheel built without a compiler must not
+        # delete the modules of an editable install in the same tree.
+        for ext in dropped:
+            Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
         self.extensions = [ext for ext in self.extensions if ext not in dropped]
         self.warn("a normalizer module failed to compile: the normalizer runs interpreted")
 
 
-def _decoder() -> list[Extension]:
-    from Cython.Build import cythonize
+def _available(module: str, compiles: str) -> bool:
+    """Whether ``module`` is importable; if not, say that ``compiles`` stays interpreted.
 
-    walker = Extension("collector.decode._wire", ["collector/decode/_wire.pyx"], optional=True)
-    return cythonize([walker], language_level=3)
+    The build backend installs Cython and mypy for every build that is not pure; they
+    are missing only in a build without isolation (``--no-build-isolation``).
+    """
+    if importlib.util.find_spec(module) is not None:
+        return True
+    print(f"evald: {module} is not installed: {compiles} runs interpreted", file=sys.stderr)
+    return False
+
+
+def _decoder() -> list[Extension]:
+    if not _available("Cython", "the OTLP walker"):
+        return []
+    from Cython.Build import cythonize  # noqa: PLC0415 - a build requirement unless pure
+
+    walker = Extension("collector.decode._wire", ["collector/decode/_wire.pyx"])
+    extensions = cythonize([walker], language_level=3)
+    # cythonize() returns new Extension objects: `optional` must be set on those, or
+    # a missing compiler fails the whole install instead of leaving the walker out.
+    for extension in extensions:
+        extension.optional = True
+    return extensions
 
 
 def _normalizer() -> list[Extension]:
-    from mypyc.build import mypycify
+    if not _available("mypyc", "the normalizer"):
+        return []
+    from mypyc.build import mypycify  # noqa: PLC0415 - a build requirement unless pure
 
     sources = sorted(
         str(path)

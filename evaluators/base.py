@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Awaitable
-from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,6 +56,9 @@ class EvaluatorConfig(BaseModel):
     threshold: float | None = None
 
 
+Unit = Literal["score", "seconds"]
+UNITS: tuple[Unit, ...] = ("score", "seconds")
+
 CriteriaT = TypeVar("CriteriaT", bound=Criteria)
 ConfigT = TypeVar("ConfigT", bound=EvaluatorConfig)
 
@@ -77,6 +80,10 @@ class Evaluator(Generic[CriteriaT, ConfigT]):
     # What the evaluator reads that an instrumentation may not record (``evaluators.gaps``):
     # on a trajectory with one of these gaps it is not run, and reports the gap instead.
     requires: ClassVar[frozenset[str]] = frozenset()
+    unit: ClassVar[Unit] = "score"
+    """What a numeric result measures: ``score`` (a grade, usually in [0, 1]) or
+    ``seconds`` (a duration such as ``latency``). Seconds get their own histogram
+    (``evald_evaluation_result_seconds``), never the score buckets."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Take ``criteria_model`` / ``config_model`` from ``Evaluator[C, K]`` when not set."""

@@ -34,7 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from evaluators.base import Criteria, Evaluator, EvaluatorConfig, type_inconsistency
+from evaluators.base import UNITS, Criteria, Evaluator, EvaluatorConfig, type_inconsistency
 
 ENTRY_POINT_GROUP = "evald.evaluators"
 FILE_SCHEME = "file://"
@@ -85,6 +85,9 @@ def validate_evaluator_class(obj: object, reference: str) -> EvaluatorClass:
     _require_subclass(reference, obj, "config_model", EvaluatorConfig)
     if obj.evaluate is Evaluator.evaluate:
         raise EvaluatorLoadError(reference, f"{obj.__name__} does not implement evaluate()")
+    if obj.unit not in UNITS:
+        units = " or ".join(repr(unit) for unit in UNITS)
+        raise EvaluatorLoadError(reference, f"{obj.__name__}.unit is {obj.unit!r}, not {units}")
     inconsistency = type_inconsistency(obj)
     if inconsistency is not None:
         raise EvaluatorLoadError(reference, inconsistency)

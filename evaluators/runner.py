@@ -24,7 +24,7 @@ from functools import partial
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from evaluators.base import Evaluator
+from evaluators.base import Evaluator, Unit
 from evaluators.gaps import gap_error, missing
 from evaluators.isolation import EvaluatorBusy, EvaluatorTimeout, IsolatedCalls, runs_inline
 from evaluators.registry import EvaluatorRegistry, default_registry, user_code
@@ -52,7 +52,8 @@ _RESULT_TYPES = (NumericResult, BooleanResult, ErrorResult)
 
 
 class Outcome(NamedTuple):
-    """One evaluator's result on one trajectory (``item``: see ``BoundEvaluator``)."""
+    """One evaluator's result on one trajectory (``item``: see ``BoundEvaluator``;
+    ``unit``: the evaluator's, ``score`` or ``seconds``)."""
 
     spec_id: str | None
     evaluator: str
@@ -60,6 +61,7 @@ class Outcome(NamedTuple):
     passed: bool | None
     duration_s: float
     item: str | None = None
+    unit: Unit = "score"
 
 
 def due(bound: BoundEvaluator, trajectory: Trajectory) -> bool:
@@ -135,7 +137,8 @@ class EvaluationRunner:
             self._log_first(bound, exc)
             result, passed = ErrorResult(error=f"{type(exc).__name__}: {exc}"), None
         duration = self._clock() - started
-        return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item)
+        unit = bound.evaluator.unit
+        return Outcome(bound.spec_id, bound.id, result, passed, duration, bound.item, unit)
 
     @staticmethod
     def _gaps(trajectory: Trajectory, bound: BoundEvaluator) -> list[str]:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+# Label values known in advance: their series exist at 0 from start, so the first
+# eviction or drop is an increase that rate() and increase() (and the alerts) see.
+TRACE_EVICTION_LIMITS = ("max_traces", "max_spans")
+SESSION_EVICTION_LIMITS = ("max_sessions", "max_held_turns")
+SESSION_DROP_REASONS = ("shutdown_timeout",)
+
 
 class AssemblyMetrics:
     """Trace and session assembly series (in-flight gauges, completions, evictions)."""
@@ -73,3 +79,9 @@ class AssemblyMetrics:
             ["reason"],
             registry=r,
         )
+        for limit in TRACE_EVICTION_LIMITS:
+            self.traces_evicted.labels(limit)
+        for limit in SESSION_EVICTION_LIMITS:
+            self.sessions_evicted.labels(limit)
+        for reason in SESSION_DROP_REASONS:
+            self.sessions_dropped.labels(reason)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import logging
 import os
 import sys
@@ -22,7 +23,7 @@ from collector.cli import compare as cli_compare
 from collector.cli import doctor as cli_doctor
 from collector.cli import evaluator as cli_evaluator
 from collector.cli import replay as cli_replay
-from collector.config.settings import Config, ConfigError, load_config
+from collector.config.settings import Config, ConfigError, is_glob, load_config
 from collector.offline.compare import CompareInputError
 from collector.offline.readers import TraceFileError
 
@@ -35,6 +36,9 @@ DEFAULT_CONFIG_ENV = "EVALD_CONFIG"
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evald", description="Evaluate AI agents from their OpenTelemetry traces."
+    )
+    parser.add_argument(
+        "--version", action=_Version, help="print the installed version and build, and exit"
     )
     parser.add_argument(
         "--log-level",
@@ -93,6 +97,27 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """``--version``: ``evald 0.1.0 (decoder native, normalizer compiled)``.
+
+    The build is looked up only when asked for: it imports the decoder and the
+    normalizer, which every other ``--help`` or usage error does without.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from collector.core.build_info import build_labels, installed_version  # noqa: PLC0415
+
+        labels = build_labels()
+        print(
+            f"evald {installed_version()} "
+            f"(decoder {labels['decoder']}, normalizer {labels['normalizer']})"
+        )
+        parser.exit()
+
+
 def _config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
@@ -116,6 +141,9 @@ def _load(args: argparse.Namespace) -> Config:
     config = load_config(args.config)
     specs = getattr(args, "spec", None)
     if specs:
+        for pattern in specs:  # named as typed, before they become absolute
+            if is_glob(pattern) and not glob.glob(pattern):
+                raise ConfigError(f"--spec {pattern!r} matches no file")
         config = config.model_copy(update={"specs": [str(Path(spec).resolve()) for spec in specs]})
     return config
 
@@ -175,6 +203,13 @@ def _check(config: Config) -> int:
         names = ", ".join(bound.id for bound in spec.bound)
         cases = f" (dataset: {spec.cases} items)" if spec.dataset is not None else ""
         print(f"  {spec.id}: {names}{cases}")
+        if spec.scope == "session" and spec.match.service is None:
+            print(
+                f"evald: warning: {spec.source or spec.id}: spec {spec.id!r} has scope: session "
+                "and no match.service: every service's conversations are held until they "
+                "end (bounded by sessions.max_sessions and sessions.max_held_turns)",
+                file=sys.stderr,
+            )
     return EXIT_OK
 
 

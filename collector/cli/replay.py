@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from collector.config.settings import Config
 from collector.core.build_info import warn_if_interpreted
+from collector.offline.readers import TRACE_FILE_SUFFIXES
 from collector.offline.reports import FORMATS
 from collector.offline.reports.fail_under import FailUnder
 
@@ -114,14 +115,21 @@ def run(config: Config, args: argparse.Namespace) -> int:
             raise ReplayError(str(exc)) from exc
         except OSError as exc:  # --results-out / --trajectories-out cannot be created
             raise ReplayError(f"{exc.filename or 'output'}: {exc.strerror or exc}") from None
+        if output.summary.traces == 0:
+            # A gate that evaluated nothing has not passed: almost always a wrong path or
+            # an empty export. No report either: its gate line would read PASS.
+            raise ReplayError(_nothing_evaluated(args.inputs, output.summary.read.files))
         verdict = judge(output.summary, known, args.fail_under)
         report = Report(output.summary, known, verdict, output.junit)
         _write_reports(report, args.report, args.report_out)
-    if output.summary.traces == 0:
-        # A gate that evaluated nothing has not passed: almost always a wrong path or
-        # an empty export. The (empty) report is still written.
-        raise ReplayError("no traces in the input: nothing was evaluated")
     return EXIT_OK if report.verdict.ok else EXIT_FAILED
+
+
+def _nothing_evaluated(inputs: list[str], files: int) -> str:
+    named = ", ".join(repr(item) for item in inputs)
+    if files == 0:
+        return f"no trace file in {named} (looked for {', '.join(TRACE_FILE_SUFFIXES)}, .gz)"
+    return f"no trace in {named} ({files} file(s) read): nothing was evaluated"
 
 
 def _check_bounds(bounds: list[FailUnder], known: Catalogue) -> None:

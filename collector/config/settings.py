@@ -1,7 +1,7 @@
 """The daemon's configuration: typed models validated at start-up.
 
-Every key has a default (mirrored in ``config/evald.yaml``) and is documented in the
-README. Unknown keys and bad values fail start-up with a message naming the file
+Every key has a default (mirrored in ``config/evald.yaml``) and is documented in
+docs/configuration.md. Unknown keys and bad values fail start-up with a message naming the file
 and the key. Durations accept ``500ms``, ``5s``, ``2m``, ``1h`` or a number of
 seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
 """
@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from collector.config.environment import EnvironmentReferenceError, substitute
 from collector.normalize.mappings import Mappings
 from evaluators.judges.settings import JudgeSettings
 
@@ -323,18 +324,31 @@ class Config(_Section):
     shutdown: Shutdown = Shutdown()
     base_dir: Path = Field(default=Path("."), exclude=True, description="set from the file")
 
-    def spec_paths(self) -> list[Path]:
-        """Spec files named by ``specs``, globs expanded, relative to the config file."""
+    def spec_paths(self, *, require_matches: bool = True) -> list[Path]:
+        """Spec files named by ``specs``, globs expanded, relative to the config file.
+
+        A glob that matches no file raises ``ConfigError`` naming it (a gate that
+        loaded no spec must not pass); ``require_matches=False`` skips it instead,
+        for watching files that may come back.
+        """
         paths: list[Path] = []
         for pattern in self.specs:
             candidate = Path(pattern)
             if not candidate.is_absolute():
                 candidate = self.base_dir / candidate
-            if any(ch in pattern for ch in "*?["):
-                paths.extend(Path(match) for match in sorted(glob.glob(str(candidate))))
-            else:
+            if not is_glob(pattern):
                 paths.append(candidate)
+                continue
+            matches = sorted(glob.glob(str(candidate)))
+            if not matches and require_matches:
+                raise ConfigError(f"specs: {pattern!r} matches no file (in {self.base_dir})")
+            paths.extend(Path(match) for match in matches)
         return paths
+
+
+def is_glob(pattern: str) -> bool:
+    """Whether a ``specs`` entry (or ``--spec``) is a glob rather than a path."""
+    return any(ch in pattern for ch in "*?[")
 
 
 class ConfigError(Exception):
@@ -353,7 +367,9 @@ def format_validation_error(source: str, error: ValidationError) -> str:
 def load_config(path: Path | None) -> Config:
     """Load and validate a config file; ``None`` gives the built-in defaults.
 
-    Raises ``ConfigError`` naming the file and the offending keys.
+    ``${env:VAR}`` and ``${env:VAR:-default}`` in values are substituted first
+    (``collector.config.environment``). Raises ``ConfigError`` naming the file and
+    the offending keys.
     """
     if path is None:
         return Config()
@@ -367,6 +383,10 @@ def load_config(path: Path | None) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    try:
+        raw = substitute(raw)
+    except EnvironmentReferenceError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     try:
         return Config.model_validate({**raw, "base_dir": path.parent})
     except ValidationError as exc:

@@ -1,7 +1,7 @@
 """The LLM judges' self-telemetry as Prometheus metrics (``evaluators.judges.JudgeMetrics``).
 
 Registered on the process's registry next to ``collector.telemetry.registry``'s metrics;
-listed in the README's metric table. ``judge`` label values are the configured
+listed in the metric table of docs/metrics.md. ``judge`` label values are the configured
 judge names, so their cardinality is the config's, never the traffic's.
 """
 

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+# Label values known in advance: their series exist at 0 from start, so the first
+# drop or failed reload is an increase that rate() and increase() (and the alerts) see.
+TRACE_DROP_REASONS = ("shutdown_timeout", "internal_error")
+RELOAD_RESULTS = ("success", "failure")
+
 
 class EvaluationMetrics:
     """Evaluation queue, normalizer and sink failures, spec reloads, dataset misses."""
@@ -30,6 +35,10 @@ class EvaluationMetrics:
             registry=r,
         )  # fmt: skip
         self.specs_loaded = Gauge("evald_specs_loaded", "Specs currently active", registry=r)
+        for reason in TRACE_DROP_REASONS:
+            self.traces_dropped.labels(reason)
+        for result in RELOAD_RESULTS:
+            self.config_reloads.labels(result)
         self.dataset_unmatched = Counter(
             "evald_dataset_unmatched_traces",
             "Traces a dataset spec matched but none of its items did (not evaluated by it)",

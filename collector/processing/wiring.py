@@ -62,7 +62,8 @@ class ActiveSpecs:
             before = self._fingerprint()
             try:
                 fresh = load_specs(self._config.spec_paths(), judges=self._judges)
-            except (SpecError, OSError) as exc:  # OSError: e.g. a spec directory unlistable
+            # OSError: e.g. a spec directory unlistable; ConfigError: a glob matching nothing
+            except (SpecError, ConfigError, OSError) as exc:
                 self._seen = before
                 self._telemetry.evaluation.config_reloads.labels("failure").inc()
                 log.error(
@@ -83,7 +84,8 @@ class ActiveSpecs:
         return self.reload()
 
     def _fingerprint(self) -> Fingerprint:
-        return fingerprint([*self._config.spec_paths(), *self._current.sources])
+        paths = self._config.spec_paths(require_matches=False)  # an emptied glob is a change
+        return fingerprint([*paths, *self._current.sources])
 
     @staticmethod
     def _with_sources(before: Fingerprint, specs: SpecSet) -> Fingerprint:

@@ -1,7 +1,7 @@
 """JSON-lines files: ``--results-out`` and ``--trajectories-out``.
 
 One line per (trace, evaluator) result, or one line per trajectory, in the
-contracts documented in the README. Lines are written whole and flushed per
+contracts documented in docs/replay-and-compare.md. Lines are written whole and flushed per
 trace, so a reader tailing the file never sees half a record; files from the
 config rotate by size (``collector.sinks.rotating``) between traces.
 """

@@ -76,6 +76,7 @@ class MetricsSink(ResultSink):
         self._llm_tokens = _Bound(t.llm_tokens)
         self._evaluations = _Bound(t.evaluations)
         self._scores = _Bound(t.scores)
+        self._result_seconds = _Bound(t.result_seconds)
         self._evaluation_duration = _Bound(t.evaluation_duration)
         self._gaps = _Bound(t.trajectory_gaps)
 
@@ -106,7 +107,9 @@ class MetricsSink(ResultSink):
             self._evaluation_duration(*labels).observe(outcome.duration_s, exemplar)
             score = score_of(outcome.result)
             if score is not None:
-                self._scores(*labels).observe(score, exemplar)
+                # A duration is not a grade: seconds never go into the [0, 1] buckets.
+                values = self._result_seconds if outcome.unit == "seconds" else self._scores
+                values(*labels).observe(score, exemplar)
 
     def _count_outcome(self, labels: tuple[str, str, str, str], verdict: str) -> None:
         if verdict in ("pass", "fail"):
@@ -114,12 +117,15 @@ class MetricsSink(ResultSink):
             # rate() see a 0, not a missing series, for the outcome not seen yet.
             self._evaluations(*labels, "pass")
             self._evaluations(*labels, "fail")
+        # Likewise errors: born at 0, so the first error is an increase alerts can see.
+        self._evaluations(*labels, "error")
         self._evaluations(*labels, verdict).inc()
 
     def _trajectory_facts(self, trajectory: Trajectory, service: str, agent: str) -> None:
         self._traces_evaluated(service, agent).inc()
+        failed = self._traces_failed(service, agent)  # born at 0 with the agent's first run
         if trajectory.failed:
-            self._traces_failed(service, agent).inc()
+            failed.inc()
         exemplar = {"trace_id": trajectory.trace_id}
         self._trace_latency(service, agent).observe(trajectory.latency_s, exemplar)
         self._steps_per_trace(service, agent).observe(len(trajectory.steps))

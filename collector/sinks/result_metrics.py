@@ -7,7 +7,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from collector.telemetry.labels import LabelGuard
 
-# Score histogram buckets: scores are usually in [0, 1].
+# Score histogram buckets: scores are usually in [0, 1]. Latency buckets: agent runs, and
+# the results of evaluators in seconds.
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300)
 COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89)
@@ -73,9 +74,16 @@ class ResultMetrics:
         )
         self.scores = Histogram(
             "evald_evaluation_score",
-            "Evaluator scores",
+            "Evaluator scores (unit score; durations go to evald_evaluation_result_seconds)",
             ["spec", "evaluator", "service", "agent"],
             buckets=SCORE_BUCKETS,
+            registry=r,
+        )
+        self.result_seconds = Histogram(
+            "evald_evaluation_result_seconds",
+            "Results of evaluators that measure a duration (unit seconds, e.g. latency)",
+            ["spec", "evaluator", "service", "agent"],
+            buckets=LATENCY_BUCKETS,
             registry=r,
         )
         self.evaluation_duration = Histogram(

@@ -4,12 +4,18 @@ Names follow Prometheus conventions (``evald_`` namespace, base units, ``_total`
 counters). Each group is declared beside the stage that owns it; ``Telemetry`` only
 puts them on one registry and hands the whole to the components, which use their
 own group (``telemetry.assembly.traces_completed``). Every metric is listed in the
-README's metric table.
+metric tables of docs/metrics.md (tests/unit/telemetry/test_metric_docs.py).
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, disable_created_metrics
+from prometheus_client import (
+    CollectorRegistry,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+)
 
 from collector.assembly.metrics import AssemblyMetrics
 from collector.processing.metrics import EvaluationMetrics
@@ -37,3 +43,8 @@ class Telemetry:
         self.assembly = AssemblyMetrics(self.registry)
         self.evaluation = EvaluationMetrics(self.registry)
         self.results = ResultMetrics(self.registry, label_value_limit)
+        # process_* (memory, CPU, file descriptors), python_gc_*, python_info: the
+        # collectors prometheus-client puts on its default registry, on this one.
+        ProcessCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)

@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-PROM = {"type": "prometheus", "uid": "prometheus"}
+# Every panel queries the data source the `datasource` variable picks (default: the
+# instance's default Prometheus), so the dashboard imports into any Grafana.
+PROM = {"type": "prometheus", "uid": "${datasource}"}
 SEL = 'service=~"$service", agent=~"$agent"'
 
 
@@ -48,7 +50,8 @@ PANELS = [
         description="Share of thresholded results that passed."),
     panel("Median score (exemplars link to the trace)", [target(
         f'histogram_quantile(0.5, sum by (le, spec, evaluator) (rate(evald_evaluation_score_bucket{{{SEL}}}[$__rate_interval])))',
-        "{{spec}} / {{evaluator}}", exemplar=True)], "none", 12, 0),
+        "{{spec}} / {{evaluator}}", exemplar=True)], "none", 12, 0,
+        description="Scores only: evaluators in seconds (latency) are in the seconds panel."),
     panel("Tool calls by tool", [target(
         'sum by (tool) (rate(evald_tool_calls_total{service=~"$service"}[$__rate_interval]))',
         "{{tool}}")], "reqps", 0, 8),
@@ -99,6 +102,17 @@ PANELS = [
     panel("evald build: decoder and normalizer (native / compiled, or the slower fallbacks)", [
         target("count by (version, decoder, normalizer) (evald_build_info)", "{{version}} {{decoder}} {{normalizer}}"),
     ], "short", 12, 48),
+    panel("Evaluators in seconds (latency): p50 / p95 (exemplars link to the trace)", [
+        target(f'histogram_quantile(0.5, sum by (le, spec, evaluator) (rate(evald_evaluation_result_seconds_bucket{{{SEL}}}[$__rate_interval])))', "p50 {{spec}} / {{evaluator}}", exemplar=True),
+        target(f'histogram_quantile(0.95, sum by (le, spec, evaluator) (rate(evald_evaluation_result_seconds_bucket{{{SEL}}}[$__rate_interval])))', "p95 {{spec}} / {{evaluator}}", exemplar=True),
+    ], "s", 0, 56, description="Results of evaluators whose unit is seconds; spec 'none': evaluation.always."),
+    panel("evald process: resident memory", [
+        target('sum by (instance) (process_resident_memory_bytes{job=~"$job"})', "{{instance}}"),
+    ], "bytes", 12, 56, description="prometheus-client's process collector on evald's /metrics."),
+    panel("evald process: CPU (cores) and open file descriptors", [
+        target('sum by (instance) (rate(process_cpu_seconds_total{job=~"$job"}[$__rate_interval]))', "CPU {{instance}}"),
+        target('sum by (instance) (process_open_fds{job=~"$job"})', "open fds {{instance}}"),
+    ], "short", 0, 64),
 ]  # fmt: skip
 
 DASHBOARD = {
@@ -110,6 +124,9 @@ DASHBOARD = {
     "refresh": "30s",
     "time": {"from": "now-6h", "to": "now"},
     "templating": {"list": [
+        {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
+         "current": {}, "refresh": 1, "hide": 0, "includeAll": False, "multi": False},
+        variable("job", "label_values(evald_build_info, job)"),
         variable("service", "label_values(evald_traces_evaluated_total, service)"),
         variable("agent", 'label_values(evald_traces_evaluated_total{service=~"$service"}, agent)'),
     ]},

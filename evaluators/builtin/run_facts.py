@@ -12,6 +12,7 @@ class Latency(Evaluator[NoCriteria, EvaluatorConfig]):
 
     id = "latency"
     higher_is_better = False
+    unit = "seconds"
     description = __doc__ or ""
 
     def evaluate(self, trajectory: Trajectory, criteria: NoCriteria) -> NumericResult:

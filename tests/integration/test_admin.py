@@ -69,6 +69,13 @@ def test_metrics_in_prometheus_text_format(admin: AdminServer, telemetry: Teleme
     assert b'evald_spans_received_total{transport="grpc"} 3.0' in answer.body
 
 
+def test_metrics_include_process_and_gc_metrics(admin: AdminServer) -> None:
+    body = get(admin, "/metrics").body
+    for name in (b"process_resident_memory_bytes ", b"process_cpu_seconds_total ",
+                 b"process_open_fds ", b"python_gc_collections_total{"):  # fmt: skip
+        assert b"\n" + name in body, name
+
+
 def test_metrics_in_openmetrics_when_asked(admin: AdminServer, telemetry: Telemetry) -> None:
     telemetry.ingest.spans_received.labels(transport="http").inc()
 

@@ -119,7 +119,7 @@ def test_tests_never_import_other_test_modules() -> None:
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 CODE_PATH = re.compile(
-    r"`((?:collector|evaluators|docs|config|deploy|benchmarks|tests)/[\w./-]+)`"
+    r"`((?:collector|evaluators|docs|config|deploy|benchmarks|tests|examples|build_backend)/[\w./-]+)`"
     r"|\b(docs/adr/[\w.-]+\.md)\b"
 )
 

@@ -8,21 +8,35 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.paths import ROOT
 
+import collector
 from collector.core import build_info as native
 from collector.core import interpreted
 from collector.telemetry.registry import Telemetry
+
+# `make pure` runs these tests on a pure-Python install (EVALD_PURE_PYTHON=1).
+EXPECTED_BUILD = os.environ.get("EVALD_EXPECT_BUILD", "compiled")
 
 
 @pytest.mark.skipif(
     interpreted.requested(), reason="EVALD_INTERPRETED: stale compiled modules, see the header"
 )
+@pytest.mark.skipif(EXPECTED_BUILD != "compiled", reason="testing the pure-Python install")
 def test_the_hot_path_is_compiled() -> None:
     # `make test` installs with a C compiler: CI must test the modules users run.
     assert native.build_labels() == {"decoder": "native", "normalizer": "compiled"}, (
         "the compiled modules were not built: reinstall with a C compiler "
         "(`make`, or `pip install -e .` with gcc and the Python headers)"
     )
+
+
+@pytest.mark.skipif(EXPECTED_BUILD != "pure", reason="testing the compiled install")
+def test_the_pure_install_is_interpreted_and_not_this_tree() -> None:
+    # The pure run must test the installed package: the source tree holds the
+    # compiled modules of the editable dev install.
+    assert native.build_labels() == {"decoder": "upb", "normalizer": "interpreted"}
+    assert not Path(collector.__file__).resolve().is_relative_to(ROOT / "collector")
 
 
 def test_build_info_reports_the_build() -> None:

@@ -86,7 +86,7 @@ def test_dashboard_json_is_what_its_generator_writes() -> None:
 def test_stack_configs_validate_with_evalds_config_model() -> None:
     Config.model_validate(yaml.safe_load((DEPLOY / "evald.yaml").read_text()))
     documents = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "evald.yaml").read_text()))
-    config_map = next(doc for doc in documents if doc["kind"] == "ConfigMap")
+    config_map = next(doc for doc in documents if doc["metadata"]["name"] == "evald-config")
     Config.model_validate(yaml.safe_load(config_map["data"]["evald.yaml"]))
     deployment = next(doc for doc in documents if doc["kind"] == "Deployment")
     grace = Config.model_validate(yaml.safe_load(config_map["data"]["evald.yaml"])).shutdown.grace
@@ -99,3 +99,36 @@ def test_compose_mounts_only_files_that_exist() -> None:
         for volume in service.get("volumes", []):
             source = volume.split(":", 1)[0]
             assert (DEPLOY / source).exists(), f"{source} is mounted but missing"
+
+
+def datasources(node: object) -> list[dict[str, str]]:
+    """Every ``datasource`` reference in a dashboard (panels, targets, variables)."""
+    if isinstance(node, dict):
+        found = [node["datasource"]] if isinstance(node.get("datasource"), dict) else []
+        return found + [ref for value in node.values() for ref in datasources(value)]
+    if isinstance(node, list):
+        return [ref for value in node for ref in datasources(value)]
+    return []
+
+
+def test_dashboard_queries_the_data_source_its_variable_picks() -> None:
+    """Imported into another Grafana, the dashboard must not name a data source uid."""
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "evald.json").read_text())
+    variables = {item["name"]: item for item in dashboard["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    references = datasources(dashboard)
+    assert references
+    assert {ref["uid"] for ref in references} == {"${datasource}"}
+
+
+def test_dashboard_keeps_seconds_out_of_the_score_panels() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "evald.json").read_text())
+    for panel in dashboard["panels"]:
+        exprs = " ".join(target["expr"] for target in panel["targets"])
+        if "evald_evaluation_score" in exprs:
+            assert panel["fieldConfig"]["defaults"]["unit"] == "none", panel["title"]
+        if "evald_evaluation_result_seconds" in exprs or "latency_seconds" in exprs:
+            assert panel["fieldConfig"]["defaults"]["unit"] == "s", panel["title"]
+    queried = (DEPLOY / "grafana" / "dashboards" / "evald.json").read_text()
+    assert "evald_evaluation_result_seconds_bucket" in queried

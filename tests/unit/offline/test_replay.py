@@ -129,7 +129,9 @@ def test_input_without_traces_is_an_input_error_not_a_pass(
 ) -> None:
     empty = write(tmp_path / "empty.jsonl", b"")
     assert replay(spec, empty) == 2
-    assert "no traces in the input" in capsys.readouterr().err
+    err = capsys.readouterr()
+    assert f"no trace in {str(empty)!r} (1 file(s) read)" in err.err
+    assert "gate: PASS" not in err.out
 
 
 # --- corrupt records ---------------------------------------------------------------
