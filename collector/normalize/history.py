@@ -32,7 +32,9 @@ from collector.normalize.messages import (
     openai_tool_call,
     requested,
     role_of,
+    text_of,
 )
+from collector.normalize.react import transcript_steps
 from collector.normalize.results import ToolResult, result_of
 from collector.normalize.values import INVALID, event_attribute, parse_json, structured
 
@@ -58,12 +60,29 @@ class Message(NamedTuple):
 
 
 def history(span: Span) -> list[Message]:
-    """The input history of a model call span, with its tool calls and answers."""
-    for raw in _sources(span):
+    """The input history of a model call span, with its tool calls and answers; a ReAct
+    transcript in its messages' text when no structured answer is found."""
+    sources = _sources(span)
+    for raw in sources:
         messages = _messages(raw)
         if messages and any(message.answers for message in messages):
             return messages
+    for raw in sources:
+        transcript = _transcript(raw)
+        if transcript:
+            return transcript
     return []
+
+
+def _transcript(value: Any) -> list[Message]:
+    """The ``Action`` / ``Observation`` rounds written in the messages' text (``react``)."""
+    texts = [text_of(item) for item in message_list(value) or () if isinstance(item, dict)]
+    found: list[Message] = []
+    for calls, observations in transcript_steps("\n".join(t for t in texts if t)):
+        found.append(Message("assistant", calls, []))
+        answers = [Answer(None, _result(text)) for text in observations]
+        found.append(Message("tool", [], answers))
+    return found
 
 
 def _sources(span: Span) -> list[Any]:

@@ -14,6 +14,7 @@ from operator import itemgetter
 from collector.normalize import conventions
 from collector.normalize.join import LlmCall, join, unexecuted
 from collector.normalize.mappings import is_internal_tool
+from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
 from collector.normalize.steps import tool_step, unexecuted_step
@@ -30,13 +31,8 @@ def ordered_steps(
 ) -> tuple[Step, ...]:
     """The steps of ``items`` (sorted by their keys); appends the model calls to
     ``llms`` in trajectory order."""
+    rank_of, index_of = _model_calls(items, llms)
     joined = join([item for _, item in items if not isinstance(item, Step)])
-    rank_of: dict[int, int] = {}  # id(llm) → its tree-order rank
-    index_of: dict[int, int] = {}  # id(llm) → its position in ``llms``
-    for key, item in items:
-        if isinstance(item, LlmCall):
-            rank_of[id(item)], index_of[id(item)] = key[1], len(llms)
-            llms.append(item)
     out: list[tuple[SortKey, Step, int]] = []  # (order, step, attempt number)
     for key, item in items:
         if isinstance(item, ToolDraft):
@@ -64,6 +60,33 @@ def ordered_steps(
     if added:  # else ``out`` is in ``items`` order already
         out.sort(key=sort_key)
     return tuple(fold([(step, attempt) for _, step, attempt in out]))
+
+
+def _model_calls(
+    items: Sequence[tuple[SortKey, Item]], llms: list[LlmCall]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Appends the model calls to ``llms`` (reading transcript calls where no structured
+    ones were recorded); returns id → tree-order rank and id → position in ``llms``."""
+    rank_of: dict[int, int] = {}
+    index_of: dict[int, int] = {}
+    for key, item in items:
+        if isinstance(item, LlmCall):
+            rank_of[id(item)], index_of[id(item)] = key[1], len(llms)
+            llms.append(item)
+            if not item.calls:
+                _calls_from_transcript(item)
+    return rank_of, index_of
+
+
+def _calls_from_transcript(llm: LlmCall) -> None:
+    """A reply without structured calls may write them as a ReAct transcript."""
+    for span in llm.spans:
+        reply = conventions.first_text(conventions.LLM_OUTPUT, span)
+        if reply:
+            calls = transcript_calls(reply)
+            if calls:
+                llm.calls, llm.matched = calls, [False] * len(calls)
+            return
 
 
 def control_output(steps: tuple[Step, ...]) -> str | None:

@@ -26,6 +26,7 @@ from support.daemon_harness import (
     daemon_config,
     golden_expectations,
     golden_files,
+    golden_logs,
     poll,
     running_daemon,
 )
@@ -123,6 +124,9 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
         files = golden_files()
         for path in files:
             running.post_file(path)
+            logs = golden_logs(path)
+            if logs is not None:  # content sent as log records (openai-v2)
+                running.post_file(logs, "logs")
         running.complete_traces()
         prometheus = Prometheus(f"127.0.0.1:{running.daemon.admin.port}", workdir, stack)
         traces = "sum(evald_traces_evaluated_total)"

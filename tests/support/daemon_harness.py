@@ -53,6 +53,12 @@ def golden_files(pattern: str = "*/*.jsonl") -> list[Path]:
     return sorted(path for path in GOLDEN.glob(pattern) if ".logs." not in path.name)
 
 
+def golden_logs(path: Path) -> Path | None:
+    """The log records captured beside a golden trace file, if any."""
+    logs = path.with_name(path.name.removesuffix(".jsonl") + ".logs.jsonl")
+    return logs if logs.exists() else None
+
+
 def golden_expectations(path: Path) -> dict[str, Any]:
     """The labels beside a golden ``.jsonl`` file (``*.expected.json``)."""
     expected = path.with_name(path.name.removesuffix(".jsonl") + ".expected.json")
@@ -81,9 +87,10 @@ class RunningDaemon:
     def stop(self) -> None:
         self.loop.run(self.daemon.shutdown(), timeout=60)
 
-    def post_file(self, path: Path) -> None:
-        """POST each OTLP/JSON line of ``path`` to the OTLP/HTTP receiver."""
-        url = f"http://127.0.0.1:{self.daemon.http.port}/v1/traces"
+    def post_file(self, path: Path, signal: str = "traces") -> None:
+        """POST each OTLP/JSON line of ``path`` to the OTLP/HTTP receiver (``signal``:
+        ``traces`` or ``logs``)."""
+        url = f"http://127.0.0.1:{self.daemon.http.port}/v1/{signal}"
         for line in path.read_bytes().splitlines():
             if not line.strip():
                 continue

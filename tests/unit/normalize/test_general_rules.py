@@ -380,3 +380,41 @@ def test_a_stray_handshake_trace_is_no_run() -> None:
     ]
     trace = Trace(spans[0].trace_id, tuple(spans), CompletionReason.END_OF_INPUT, 0, 0)
     assert normalize(trace).skip_reason == "no_agent_spans"
+
+
+# --- ReAct transcripts --------------------------------------------------------------------
+
+
+def test_a_react_transcript_gives_the_calls_and_their_observations() -> None:
+    def llm(n: int, prompt: str, reply: str) -> Any:
+        messages = json.dumps([{"role": "user", "content": prompt}])
+        return oi(n, "llm", "LLM", parent=1, **{
+            "input.value": messages,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": reply,
+        })  # fmt: skip
+
+    asks = 'Thought: check it\nAction: lookup_invoice\nAction Input: {"invoice_id": 9}'
+    seen = f'refund 9\n{asks}\nObservation: {{"total": 2}}'
+    trajectory = run(
+        span(1, "crew"),
+        llm(2, "refund 9", asks),
+        llm(3, seen, "Thought: done\nFinal Answer: Refunded."),
+    )
+    (step,) = trajectory.tool_calls
+    assert (step.name, step.args, step.result, step.source) == (
+        "lookup_invoice",
+        {"invoice_id": 9},
+        {"total": 2},
+        "messages",
+    )
+    assert step.raw_args == '{"invoice_id": 9}'
+
+
+def test_a_react_call_that_a_tool_span_ran_is_joined_to_it() -> None:
+    reply = 'Action: refund\nAction Input: {"id": 9}'
+    ask = oi(2, "llm", "LLM", parent=1, **{"llm.output_messages.0.message.content": reply})
+    trajectory = run(genai_agent(), ask, genai_tool(3, "refund", '{"id": 9}', call_id=None))
+    assert [(s.name, s.executed, s.source) for s in trajectory.tool_calls] == [
+        ("refund", True, None)
+    ]
