@@ -197,7 +197,7 @@ class _Builder:
                 input_text=input_text,
                 output_text=output_text,
                 session_id=session,
-                content_recorded=content_recorded(self.llms),
+                content_recorded=content_recorded(self.llms, input_text, output_text),
                 layers_merged=self.layers_merged,
             ),
             skip_reason=None if is_run else _NOT_A_RUN,

@@ -7,7 +7,6 @@ decoder must keep the mapped keys: use ``Mappings.selector(ATTRIBUTE_SELECTOR)``
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -53,11 +52,6 @@ DEFAULT_INTERNAL_TOOLS = ("final_result*", "final_answer", "finish")
 """Tools frameworks use to end their own loop: pydantic-ai's output tools
 (``final_result``, ``final_result_<Type>``), smolagents' ``final_answer``, DSPy ReAct's
 ``finish``."""
-
-
-def is_internal_tool(name: str, patterns: tuple[str, ...]) -> bool:
-    """True if ``name`` matches one of the glob ``patterns`` (case-sensitive)."""
-    return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
 class Mappings(BaseModel):

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from collector.normalize import conventions
+from collector.normalize.internal_tools import internal_tools as matcher_of
 from collector.normalize.join import LlmCall, join, unexecuted
-from collector.normalize.mappings import is_internal_tool
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
@@ -31,6 +31,7 @@ def ordered_steps(
 ) -> tuple[Step, ...]:
     """The steps of ``items`` (sorted by their keys); appends the model calls to
     ``llms`` in trajectory order."""
+    internal = matcher_of(internal_tools)
     rank_of, index_of = _model_calls(items, llms)
     joined = join([item for _, item in items if not isinstance(item, Step)])
     out: list[tuple[SortKey, Step, int]] = []  # (order, step, attempt number)
@@ -41,14 +42,14 @@ def ordered_steps(
             if step.call_id is None and link.llm is not None:
                 found = call_id_of(llms, index_of[id(link.llm)], step.name, step.args)
                 step = step if found is None else step._replace(call_id=found)
-            if is_internal_tool(step.name, internal_tools):
+            if internal.matches(step.name):
                 step = step._replace(kind=StepKind.CONTROL)
             out.append((key, step, attempt_number(item.span)))
         else:
             out.append((key, item.step if isinstance(item, LlmCall) else item, 1))
     added = False
     for n, (llm, call) in enumerate(unexecuted(llms)):
-        if is_internal_tool(call.name, internal_tools):
+        if internal.matches(call.name):
             continue  # answered by the framework itself (an output tool), never run
         answer = answer_of(llms, index_of[id(llm)], call)
         if answer is None:
@@ -73,8 +74,11 @@ def _model_calls(
         if isinstance(item, LlmCall):
             rank_of[id(item)], index_of[id(item)] = key[1], len(llms)
             llms.append(item)
-            if not item.calls:
-                _calls_from_transcript(item)
+    # A model call that asked for nothing yet was not the run's last may have written its
+    # calls as text (the last one gives the answer: its reply is not parsed for calls).
+    for llm in llms[:-1]:
+        if not llm.calls:
+            _calls_from_transcript(llm)
     return rank_of, index_of
 
 
@@ -100,14 +104,9 @@ def control_output(steps: tuple[Step, ...]) -> str | None:
     return None
 
 
-def content_recorded(llms: Sequence[LlmCall]) -> bool:
-    """True if any model call recorded its messages (content capture was on)."""
-    for llm in llms:
-        if llm.calls:
-            return True
-        for span in llm.spans:
-            if conventions.first_text(conventions.LLM_INPUT, span):
-                return True
-            if conventions.first_text(conventions.LLM_OUTPUT, span):
-                return True
-    return False
+def content_recorded(
+    llms: Sequence[LlmCall], input_text: str | None, output_text: str | None
+) -> bool:
+    """True if the run's messages were recorded (content capture was on): a model call
+    recorded tool calls, or an input or output was found."""
+    return input_text is not None or output_text is not None or any(llm.calls for llm in llms)
