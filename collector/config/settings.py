@@ -246,10 +246,22 @@ class OtlpOutput(_Section):
 
 
 class Outputs(_Section):
-    results_file: Path | None = None
-    trajectories_file: Path | None = None
+    results_file: Path | None = Field(default=None, description="relative to the config file")
+    trajectories_file: Path | None = Field(default=None, description="relative to the config file")
     rotation: Rotation = Rotation()
     otlp: OtlpOutput = OtlpOutput()
+
+    def results_path(self, base_dir: Path) -> Path | None:
+        """``results_file``, a relative path taken from ``base_dir`` (the config's folder)."""
+        return _from(base_dir, self.results_file)
+
+    def trajectories_path(self, base_dir: Path) -> Path | None:
+        """``trajectories_file``, a relative path taken from ``base_dir``."""
+        return _from(base_dir, self.trajectories_file)
+
+
+def _from(base_dir: Path, path: Path | None) -> Path | None:
+    return path if path is None or path.is_absolute() else base_dir / path
 
 
 class TelemetrySettings(_Section):
