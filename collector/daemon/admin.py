@@ -4,19 +4,24 @@
 ``Accept`` asks for it (exemplars need OpenMetrics), gzip-compressed when the
 scraper accepts it. ``/healthz`` answers 200 while the process serves at all;
 ``/readyz`` answers 200 only while ``ready()`` is true (the daemon flips it after
-start-up and before shutdown), else 503.
+start-up and before shutdown) and the last ``/metrics`` rendered, else 503: a
+daemon whose metrics cannot be scraped is restarted, not left blind.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
 from collector.config.settings import Admin
+from collector.receivers.common import RateLimitedLog
 from collector.receivers.lifecycle import WebServer, WebService
 from collector.telemetry.registry import Telemetry
+
+_log = RateLimitedLog(logging.getLogger(__name__))
 
 
 class AdminServer(WebService):
@@ -30,6 +35,7 @@ class AdminServer(WebService):
     def __init__(self, config: Admin, telemetry: Telemetry, ready: Callable[[], bool]) -> None:
         self._registry = telemetry.registry
         self._ready = ready
+        self._render_error: str | None = None  # why the last /metrics failed
         self._server = WebServer("admin", config.host_port, self._make_app)
 
     def _make_app(self) -> web.Application:
@@ -41,7 +47,14 @@ class AdminServer(WebService):
 
     async def _metrics(self, request: web.Request) -> web.Response:
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-        response = web.Response(body=encoder(self._registry))
+        try:
+            body = encoder(self._registry)
+        except Exception as exc:  # a collector that cannot render: say so, turn unready
+            self._render_error = f"{type(exc).__name__}: {exc}"
+            _log.log("render", logging.ERROR, f"/metrics cannot render: {exc!r}", exc_info=exc)
+            return web.Response(status=500, text=f"cannot render metrics: {self._render_error}\n")
+        self._render_error = None
+        response = web.Response(body=body)
         # Set verbatim: the OpenMetrics type carries version/escaping parameters.
         response.headers["Content-Type"] = content_type
         response.enable_compression()  # only if Accept-Encoding allows it
@@ -51,6 +64,10 @@ class AdminServer(WebService):
         return web.Response(text="ok\n")
 
     async def _readyz(self, request: web.Request) -> web.Response:
+        if self._render_error is not None:
+            return web.Response(
+                status=503, text=f"not ready: /metrics fails: {self._render_error}\n"
+            )
         if self._ready():
             return web.Response(text="ready\n")
         return web.Response(status=503, text="not ready\n")

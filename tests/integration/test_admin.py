@@ -99,3 +99,28 @@ def test_healthz_always_and_readyz_follows_ready(admin: AdminServer, readiness: 
 def test_unknown_path_and_method(admin: AdminServer) -> None:
     assert get(admin, "/nope").status == 404
     assert get(admin, "/metrics", method="POST").status == 405
+
+
+class _Broken:
+    """A registry collector whose exposition cannot be rendered (while ``broken``)."""
+
+    broken = True
+
+    def collect(self) -> Any:
+        if self.broken:
+            raise UnicodeEncodeError("utf-8", "x\ud800", 1, 2, "surrogates not allowed")
+        return iter(())
+
+
+def test_readyz_is_not_ready_while_metrics_cannot_render(
+    admin: AdminServer, telemetry: Telemetry, readiness: Readiness
+) -> None:
+    readiness.ready = True
+    broken = _Broken()
+    telemetry.registry.register(broken)  # type: ignore[arg-type]
+    assert get(admin, "/metrics").status == 500
+    answer = get(admin, "/readyz")
+    assert answer.status == 503 and b"/metrics" in answer.body
+    broken.broken = False
+    assert get(admin, "/metrics").status == 200
+    assert get(admin, "/readyz").status == 200

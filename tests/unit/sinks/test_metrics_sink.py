@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from prometheus_client import generate_latest
+from prometheus_client.openmetrics import exposition as openmetrics
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 from support.daemon_harness import GOLDEN, daemon_config, golden_expectations, running_daemon
@@ -159,3 +161,18 @@ def test_later_outcomes_reach_sinks_with_or_without_write_outcomes() -> None:
     assert value("evald_traces_evaluated_total", {"service": "svc", "agent": "agent"}) == 1
     labels = {"spec": "none", "evaluator": "judge", "service": "svc", "agent": "agent"}
     assert value("evald_evaluations_total", labels | {"outcome": "none"}) == 2
+
+
+@pytest.mark.parametrize(
+    "encoder", [generate_latest, openmetrics.generate_latest], ids=["text", "openmetrics"]
+)
+def test_label_values_that_utf8_cannot_encode_still_render(encoder: Any) -> None:
+    # Lone surrogates no longer come from the decoders; label values must render anyway.
+    telemetry = build_telemetry(Config())
+    sink = MetricsSink(telemetry)
+    trajectory = tool_trajectory(1, ["t\ud800"])._replace(service="bot\udfff", agent="\ud83d")
+    sink.write(trajectory, [Outcome(None, "latency", NumericResult(score=1.0), None, 0.1)])
+
+    exposition = encoder(telemetry.registry).decode()
+    assert 'service="bot\ufffd"' in exposition and 'tool="t\ufffd"' in exposition
+    assert 'agent="\ufffd"' in exposition
