@@ -268,6 +268,15 @@ class TelemetrySettings(_Section):
     label_value_limit: int = Field(
         default=200, gt=0, description="distinct values per traffic-derived metric label"
     )
+    label_value_length: int = Field(
+        default=64, gt=0, description="longer traffic-derived label values are truncated"
+    )
+    max_series_per_metric: int = Field(
+        default=100,
+        gt=0,
+        description="(service, agent) or (service, tool) combinations per metric family; "
+        "beyond, observations go to the 'other' series",
+    )
 
 
 class JudgeEndpoint(JudgeSettings):

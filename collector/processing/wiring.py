@@ -92,8 +92,13 @@ class ActiveSpecs:
 
 
 def build_telemetry(config: Config) -> Telemetry:
-    """The process's metrics, with the configured cap on traffic-derived label values."""
-    return Telemetry(label_value_limit=config.telemetry.label_value_limit)
+    """The process's metrics, with the configured caps on traffic-derived labels."""
+    limits = config.telemetry
+    return Telemetry(
+        label_value_limit=limits.label_value_limit,
+        label_value_length=limits.label_value_length,
+        series_limit=limits.max_series_per_metric,
+    )
 
 
 def decoder_selector(config: Config) -> AttributeSelector:
