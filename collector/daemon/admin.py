@@ -2,14 +2,17 @@
 
 ``/metrics`` serves the Prometheus text format, or OpenMetrics when the scraper's
 ``Accept`` asks for it (exemplars need OpenMetrics), gzip-compressed when the
-scraper accepts it. ``/healthz`` answers 200 while the process serves at all;
-``/readyz`` answers 200 only while ``ready()`` is true (the daemon flips it after
-start-up and before shutdown) and the last ``/metrics`` rendered, else 503: a
-daemon whose metrics cannot be scraped is restarted, not left blind.
+scraper accepts it. It is rendered on a worker thread, one render at a time, so a
+large exposition never stalls the receivers that share the event loop.
+``/healthz`` answers 200 while the process serves at all; ``/readyz`` answers 200
+only while ``ready()`` is true (the daemon flips it after start-up and before
+shutdown) and the last ``/metrics`` rendered, else 503: a daemon whose metrics
+cannot be scraped is restarted, not left blind.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -36,6 +39,7 @@ class AdminServer(WebService):
         self._registry = telemetry.registry
         self._ready = ready
         self._render_error: str | None = None  # why the last /metrics failed
+        self._render_lock = asyncio.Lock()  # one render at a time: scrapes queue
         self._server = WebServer("admin", config.host_port, self._make_app)
 
     def _make_app(self) -> web.Application:
@@ -48,7 +52,8 @@ class AdminServer(WebService):
     async def _metrics(self, request: web.Request) -> web.Response:
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
         try:
-            body = encoder(self._registry)
+            async with self._render_lock:
+                body = await asyncio.to_thread(encoder, self._registry)
         except Exception as exc:  # a collector that cannot render: say so, turn unready
             self._render_error = f"{type(exc).__name__}: {exc}"
             _log.log("render", logging.ERROR, f"/metrics cannot render: {exc!r}", exc_info=exc)

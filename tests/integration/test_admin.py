@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -124,3 +125,33 @@ def test_readyz_is_not_ready_while_metrics_cannot_render(
     broken.broken = False
     assert get(admin, "/metrics").status == 200
     assert get(admin, "/readyz").status == 200
+
+
+class _Held:
+    """A collector that holds every render until ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def collect(self) -> Any:
+        self.entered.set()
+        self.release.wait(10)
+        return iter(())
+
+
+def test_a_slow_render_does_not_block_the_event_loop(
+    admin: AdminServer, telemetry: Telemetry, readiness: Readiness
+) -> None:
+    held = _Held()
+    telemetry.registry.register(held)  # type: ignore[arg-type]
+    scrape = threading.Thread(target=get, args=(admin, "/metrics"))
+    scrape.start()
+    try:
+        assert held.entered.wait(10)
+        # While /metrics renders, the loop (receivers, probes) still answers.
+        with urllib.request.urlopen(f"http://127.0.0.1:{admin.port}/healthz", timeout=2) as ok:
+            assert ok.status == 200
+    finally:
+        held.release.set()
+        scrape.join(10)
