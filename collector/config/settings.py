@@ -9,71 +9,16 @@ seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
 from __future__ import annotations
 
 import glob
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
+from collector.config.limits import Connections
+from collector.config.units import Duration, Section, Size
 from collector.normalize.mappings import Mappings
 from evaluators.judges.settings import JudgeSettings
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-_SIZE = re.compile(r"^\s*(\d+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$")
-_SIZE_UNITS = {
-    None: 1, "B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2,
-    "MiB": 1024**2, "GB": 1000**3, "GiB": 1024**3,
-}  # fmt: skip
-
-
-def parse_duration(value: object) -> float:
-    """Seconds from ``500ms`` / ``5s`` / ``2m`` / ``1h`` / a number."""
-    if isinstance(value, bool):
-        raise ValueError("expected a duration such as 500ms, 5s or 2m")
-    if isinstance(value, int | float):
-        seconds = float(value)
-    else:
-        match = _DURATION.match(str(value))
-        if not match:
-            raise ValueError(f"invalid duration {value!r}: use e.g. 500ms, 5s, 2m")
-        seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-    if seconds < 0:
-        raise ValueError("a duration cannot be negative")
-    return seconds
-
-
-def parse_size(value: object) -> int:
-    """Bytes from ``64MiB`` / ``512KiB`` / a number."""
-    if isinstance(value, bool):
-        raise ValueError("expected a size such as 4MiB")
-    if isinstance(value, int):
-        size = value
-    else:
-        match = _SIZE.match(str(value))
-        if not match:
-            raise ValueError(f"invalid size {value!r}: use e.g. 512KiB, 64MiB")
-        size = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
-    if size <= 0:
-        raise ValueError("a size must be positive")
-    return size
-
-
-Duration = Annotated[float, BeforeValidator(parse_duration)]
-Size = Annotated[int, BeforeValidator(parse_size)]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def split_host_port(endpoint: str) -> tuple[str, int]:
@@ -99,7 +44,7 @@ def _check_url(value: str) -> str:
     return value
 
 
-class Listener(_Section):
+class Listener(Section):
     enabled: bool = True
     endpoint: HostPort
 
@@ -108,7 +53,7 @@ class Listener(_Section):
         return split_host_port(self.endpoint)
 
 
-class ReceiverTls(_Section):
+class ReceiverTls(Section):
     """TLS on both OTLP receivers; files are PEM, relative paths from the config file."""
 
     cert_file: Path = Field(description="server certificate chain")
@@ -118,7 +63,7 @@ class ReceiverTls(_Section):
     )
 
 
-class ReceiverAuth(_Section):
+class ReceiverAuth(Section):
     """Bearer-token authentication on both OTLP receivers; the token never lives here."""
 
     bearer_token_env: str | None = Field(default=None, description="variable holding the token")
@@ -131,11 +76,12 @@ class ReceiverAuth(_Section):
         return self
 
 
-class OtlpReceivers(_Section):
+class OtlpReceivers(Section):
     grpc: Listener = Listener(endpoint="0.0.0.0:4317")
     http: Listener = Listener(endpoint="0.0.0.0:4318")
     tls: ReceiverTls | None = Field(default=None, description="null: plaintext")
     auth: ReceiverAuth = ReceiverAuth()
+    connections: Connections = Connections()
     max_request_size: Size = Field(
         default=64 * 1024**2, description="largest request body after decompression"
     )
@@ -145,19 +91,23 @@ class OtlpReceivers(_Section):
     retry_after: Duration = Field(default=1.0, description="Retry-After sent when overloaded")
 
 
-class Receivers(_Section):
+class Receivers(Section):
     otlp: OtlpReceivers = OtlpReceivers()
 
 
-class Admin(_Section):
+class Admin(Section):
     endpoint: HostPort = "0.0.0.0:9464"
+    max_connections: int = Field(default=64, gt=0, description="beyond, new ones get 503")
+    idle_timeout: Duration = Field(
+        default=60.0, gt=0, description="closes connections without a complete request"
+    )
 
     @property
     def host_port(self) -> tuple[str, int]:
         return split_host_port(self.endpoint)
 
 
-class Assembly(_Section):
+class Assembly(Section):
     idle_timeout: Duration = 5.0
     max_trace_age: Duration = 60.0
     max_traces: int = Field(default=50_000, gt=0)
@@ -168,13 +118,13 @@ class Assembly(_Section):
     )
 
 
-class Pipeline(_Section):
+class Pipeline(Section):
     queue_size: int = Field(
         default=10_000, gt=0, description="completed traces awaiting evaluation"
     )
 
 
-class Sessions(_Section):
+class Sessions(Section):
     """Multi-turn sessions for ``scope: session`` specs (``collector.assembly.sessions``).
 
     A session (the turns sharing a service and a session id) is evaluated once it
@@ -199,7 +149,7 @@ class Sessions(_Section):
         return self
 
 
-class Evaluation(_Section):
+class Evaluation(Section):
     always: list[str] = Field(
         default_factory=lambda: ["latency", "failure"],
         description="evaluators run on every trace, without a spec",
@@ -212,7 +162,7 @@ class Evaluation(_Section):
     )
 
 
-class Rotation(_Section):
+class Rotation(Section):
     """Size-based rotation of the live result files (like the Collector's file exporter)."""
 
     max_size: Size | None = Field(
@@ -221,7 +171,7 @@ class Rotation(_Section):
     max_backups: int = Field(default=5, ge=0, description="rotated files kept: FILE.1 … FILE.N")
 
 
-class OtlpOutput(_Section):
+class OtlpOutput(Section):
     """Evaluation results (and optionally the evaluated spans) sent over OTLP."""
 
     endpoint: Annotated[str, AfterValidator(_check_url)] | None = Field(
@@ -245,7 +195,7 @@ class OtlpOutput(_Section):
         return self
 
 
-class Outputs(_Section):
+class Outputs(Section):
     results_file: Path | None = Field(default=None, description="relative to the config file")
     trajectories_file: Path | None = Field(default=None, description="relative to the config file")
     rotation: Rotation = Rotation()
@@ -264,7 +214,7 @@ def _from(base_dir: Path, path: Path | None) -> Path | None:
     return path if path is None or path.is_absolute() else base_dir / path
 
 
-class TelemetrySettings(_Section):
+class TelemetrySettings(Section):
     label_value_limit: int = Field(
         default=200, gt=0, description="distinct values per traffic-derived metric label"
     )
@@ -291,7 +241,7 @@ class JudgeEndpoint(JudgeSettings):
 JudgeName = Annotated[str, Field(pattern=r"^\S+$")]
 
 
-class Judges(_Section):
+class Judges(Section):
     """LLM judges referenced by name from spec entries (``judge: default``)."""
 
     endpoints: dict[JudgeName, JudgeEndpoint] = Field(default_factory=dict)
@@ -312,11 +262,11 @@ class Judges(_Section):
         return base_dir / self.cache_file
 
 
-class Shutdown(_Section):
+class Shutdown(Section):
     grace: Duration = 10.0
 
 
-class Normalization(_Section):
+class Normalization(Section):
     """How spans become trajectories beyond the built-in conventions."""
 
     mappings: Mappings | None = Field(
@@ -324,7 +274,7 @@ class Normalization(_Section):
     )
 
 
-class Config(_Section):
+class Config(Section):
     """The whole daemon configuration (``config/evald.yaml``)."""
 
     receivers: Receivers = Receivers()

@@ -21,7 +21,7 @@ from prometheus_client.exposition import choose_encoder
 
 from collector.config.settings import Admin
 from collector.receivers.common import RateLimitedLog
-from collector.receivers.lifecycle import WebServer, WebService
+from collector.receivers.lifecycle import Limits, WebServer, WebService
 from collector.telemetry.registry import Telemetry
 
 _log = RateLimitedLog(logging.getLogger(__name__))
@@ -40,7 +40,9 @@ class AdminServer(WebService):
         self._ready = ready
         self._render_error: str | None = None  # why the last /metrics failed
         self._render_lock = asyncio.Lock()  # one render at a time: scrapes queue
-        self._server = WebServer("admin", config.host_port, self._make_app)
+        refused = telemetry.ingest.connections_refused.labels(server="admin")
+        limits = Limits(config.max_connections, config.idle_timeout, refused.inc)
+        self._server = WebServer("admin", config.host_port, self._make_app, limits)
 
     def _make_app(self) -> web.Application:
         app = web.Application()

@@ -18,6 +18,7 @@ from collector.config.settings import Config, ConfigError
 from collector.core.build_info import warn_if_interpreted
 from collector.core.clock import Clock, MonotonicClock
 from collector.daemon.admin import AdminServer
+from collector.daemon.log_limits import limit_log_floods
 from collector.daemon.pipeline import Pipeline
 from collector.processing.spec_watch import SpecWatcher
 from collector.processing.wiring import (
@@ -110,6 +111,7 @@ class Daemon:
 
 async def run_daemon(config: Config) -> int:
     """Run until SIGTERM/SIGINT; SIGHUP reloads specs. Returns the exit code."""
+    limit_log_floods()  # per-request records of the libraries (see log_limits)
     daemon = Daemon(config)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

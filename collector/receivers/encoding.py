@@ -29,6 +29,7 @@ RPC_CODES: dict[Refusal, int] = {
     Refusal.METHOD: code_pb2.UNIMPLEMENTED,
     Refusal.INTERNAL: code_pb2.INTERNAL,
     Refusal.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
+    Refusal.TIMEOUT: code_pb2.DEADLINE_EXCEEDED,
 }
 
 _FULL_SUCCESS_PROTO = ExportTraceServiceResponse().SerializeToString()  # b""

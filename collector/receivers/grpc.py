@@ -42,6 +42,11 @@ _GRPC_CODES: dict[Refusal, Any] = {
     Refusal.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
 }
 
+_HANDSHAKE_TIMEOUT_MS = 10_000  # TCP open, no TLS/HTTP/2 preface: closed after this
+_KEEPALIVE_TIMEOUT_MS = 20_000  # a keepalive ping unanswered this long closes the connection
+_AGE_GRACE_MS = 30_000  # RPCs in flight when max_age passes get this long to finish
+_MAX_STREAMS = 100  # concurrent RPCs on one connection
+
 # google.rpc.Status with details, as grpc-go / the Collector read it (status.FromError).
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 # What opentelemetry-exporter-otlp-proto-grpc reads for its retry delay (exporter.py).
@@ -71,6 +76,7 @@ class GrpcReceiver:
         self._endpoint = config.grpc.endpoint
         self._host_port = config.grpc.host_port
         self._max_request_size = config.max_request_size
+        self._connections = config.connections
         self._ingest = Ingest("grpc", consumer, selector, telemetry, config.retry_after)
         self._server: Any = None
         self._health: Any = None
@@ -115,10 +121,31 @@ class GrpcReceiver:
             await server.stop(grace)
 
     def _options(self) -> list[tuple[str, int]]:
+        """gRPC core channel arguments: message size, and what one connection may hold
+        (``receivers.otlp.connections``): a client that opens a connection and says
+        nothing is dropped after the handshake timeout, a silent peer after a
+        keepalive ping goes unanswered, an idle one after ``idle_timeout``; every
+        connection is asked to reconnect after ``max_age`` (with a grace for the RPCs
+        in flight), which also spreads clients over replicas."""
+        limits = self._connections
         return [
             ("grpc.max_receive_message_length", self._max_request_size),
             # Without this, a second daemon on the same port would share it silently.
             ("grpc.so_reuseport", 0),
+            (
+                "grpc.server_handshake_timeout_ms",
+                min(_HANDSHAKE_TIMEOUT_MS, _ms(limits.idle_timeout)),
+            ),
+            ("grpc.keepalive_time_ms", _ms(limits.keepalive)),
+            ("grpc.keepalive_timeout_ms", _KEEPALIVE_TIMEOUT_MS),
+            ("grpc.max_connection_idle_ms", _ms(limits.idle_timeout)),
+            ("grpc.max_connection_age_ms", _ms(limits.max_age)),
+            ("grpc.max_connection_age_grace_ms", _AGE_GRACE_MS),
+            ("grpc.max_concurrent_streams", _MAX_STREAMS),
+            # Clients may ping idle connections as often as every 10 s (as the Collector's
+            # OTLP exporter may), no more: a ping flood is refused with GOAWAY.
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+            ("grpc.keepalive_permit_without_calls", 1),
         ]
 
     def _handlers(self) -> Any:
@@ -192,6 +219,10 @@ def _metadata(context: Any, key: str) -> str | None:
         if name == key:
             return str(value)
     return None
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 def _address(host: str, port: int) -> str:

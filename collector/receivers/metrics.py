@@ -31,6 +31,12 @@ class IngestMetrics:
             ["transport", "reason"],
             registry=r,
         )
+        self.connections_refused = Counter(
+            "evald_connections_refused",
+            "HTTP connections answered 503 and closed: over max_connections (server: http, admin)",
+            ["server"],
+            registry=r,
+        )
         self.attribute_values_truncated = Counter(
             "evald_attribute_values_truncated",
             "Attribute values cut to receivers.otlp.max_attribute_value_size",
