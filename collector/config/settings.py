@@ -83,12 +83,23 @@ class OtlpReceivers(Section):
     auth: ReceiverAuth = ReceiverAuth()
     connections: Connections = Connections()
     max_request_size: Size = Field(
-        default=64 * 1024**2, description="largest request body after decompression"
+        default=16 * 1024**2, description="largest request body after decompression"
+    )
+    max_in_flight_bytes: Size = Field(
+        default=128 * 1024**2,
+        description="request bytes being received or decoded at once, both receivers; "
+        "beyond: the retryable refusal (503 / UNAVAILABLE)",
     )
     max_attribute_value_size: Size = Field(
         default=256 * 1024, description="longer string attribute values are truncated"
     )
     retry_after: Duration = Field(default=1.0, description="Retry-After sent when overloaded")
+
+    @model_validator(mode="after")
+    def _one_request_fits(self) -> OtlpReceivers:
+        if self.max_request_size > self.max_in_flight_bytes:
+            raise ValueError("max_request_size must not exceed max_in_flight_bytes")
+        return self
 
 
 class Receivers(Section):

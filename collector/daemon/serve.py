@@ -30,6 +30,7 @@ from collector.processing.wiring import (
 )
 from collector.receivers.grpc import GrpcReceiver
 from collector.receivers.http import HttpReceiver
+from collector.receivers.inflight import in_flight_budget
 from collector.receivers.security import ReceiverSecurityError, load_security
 from collector.telemetry.registry import Telemetry
 
@@ -62,8 +63,13 @@ class Daemon:
             security = load_security(otlp, config.base_dir)
         except ReceiverSecurityError as exc:
             raise ConfigError(str(exc)) from None
-        self.grpc = GrpcReceiver(otlp, self.pipeline, selector, self.telemetry, security)
-        self.http = HttpReceiver(otlp, self.pipeline, selector, self.telemetry, security)
+        in_flight = in_flight_budget(otlp, self.telemetry)  # one budget, both receivers
+        self.grpc = GrpcReceiver(
+            otlp, self.pipeline, selector, self.telemetry, security, in_flight=in_flight
+        )
+        self.http = HttpReceiver(
+            otlp, self.pipeline, selector, self.telemetry, security, in_flight=in_flight
+        )
         self.admin = AdminServer(config.admin, self.telemetry, lambda: self.ready)
         self._started = False
         self._stopping = False

@@ -2,7 +2,9 @@
 
 The method is registered through a generic handler without a request deserializer,
 so the handler gets the raw request bytes and decodes them once with
-``decode_protobuf`` (no intermediate message objects). gRPC itself handles
+``decode_protobuf`` (no intermediate message objects). It is registered as
+stream-unary (the same on the wire as unary): the handler starts before the message
+is read, so the token is checked first and a refused call never reads its body. gRPC itself handles
 ``grpc-encoding: gzip`` and refuses messages over ``max_request_size`` (measured
 after decompression) with ``RESOURCE_EXHAUSTED`` before our handler runs, which is
 why those refusals do not appear in ``evald_receiver_requests_failed``.
@@ -18,6 +20,7 @@ exports still in flight, bodies still arriving included, keep their grace.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, NoReturn
 
 import grpc
@@ -28,6 +31,7 @@ from collector.decode import AttributeSelector, decode_protobuf
 from collector.receivers.common import ExportError, Ingest, Refusal
 from collector.receivers.encoding import export_response, retry_info, rpc_status
 from collector.receivers.handoff import SpanConsumer
+from collector.receivers.inflight import IN_FLIGHT_FULL, InFlightBytes, in_flight_budget
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
 
@@ -40,6 +44,7 @@ _GRPC_CODES: dict[Refusal, Any] = {
     Refusal.TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Refusal.INTERNAL: grpc.StatusCode.INTERNAL,
     Refusal.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    Refusal.TIMEOUT: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 
 _HANDSHAKE_TIMEOUT_MS = 10_000  # TCP open, no TLS/HTTP/2 preface: closed after this
@@ -71,8 +76,14 @@ class GrpcReceiver:
         selector: AttributeSelector,
         telemetry: Telemetry,
         security: ReceiverSecurity | None = None,
+        *,
+        in_flight: InFlightBytes | None = None,
     ) -> None:
+        """``in_flight`` is the byte budget shared with the HTTP receiver (else its own)."""
         self._security = security or ReceiverSecurity()
+        self._in_flight = in_flight or in_flight_budget(config, telemetry)
+        self._retry_after = config.retry_after
+        self._read_timeout = config.connections.read_timeout
         self._endpoint = config.grpc.endpoint
         self._host_port = config.grpc.host_port
         self._max_request_size = config.max_request_size
@@ -150,21 +161,46 @@ class GrpcReceiver:
 
     def _handlers(self) -> Any:
         # No request_deserializer: the handler receives the message bytes as sent.
-        export = grpc.unary_unary_rpc_method_handler(self._export)
+        # Stream-unary on this side (the wire is the same as unary's): the handler
+        # runs before the request message is read, so a refused call never reads it.
+        export = grpc.stream_unary_rpc_method_handler(self._export)
         return grpc.method_handlers_generic_handler(SERVICE, {METHOD: export})
 
-    async def _export(self, request: bytes, context: Any) -> bytes:
-        """One Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
+    async def _export(self, requests: AsyncIterator[bytes], context: Any) -> bytes:
+        """One Export call: an ``ExportTraceServiceResponse`` or an aborted call.
+
+        The token is checked before the message is read; the message must arrive
+        within ``connections.read_timeout`` and fit the in-flight byte budget.
+        """
         try:
             if not self._security.authorized(_metadata(context, "authorization")):
                 raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
-            return export_response(self._ingest.export(decode_protobuf, request), as_json=False)
+            request = await self._read_one(requests)
+            reservation = self._in_flight.reserve(len(request))
+            if reservation is None:
+                raise ExportError(Refusal.OVERLOADED, IN_FLIGHT_FULL, self._retry_after)
+            try:
+                result = self._ingest.export(decode_protobuf, request)
+            finally:
+                reservation.release()
+            return export_response(result, as_json=False)
         except ExportError as refused:
             failure = refused
             self._ingest.refused(_GRPC_CODES[refused.refusal].name, refused)
         except Exception as exc:  # one of the three catch-all places (STYLE.md habit 6)
             failure = self._ingest.crashed(grpc.StatusCode.INTERNAL.name, exc)
         await _abort(context, failure)
+
+    async def _read_one(self, requests: AsyncIterator[bytes]) -> bytes:
+        """The call's one request message (a unary call sends exactly one)."""
+        try:
+            async with asyncio.timeout(self._read_timeout):
+                return await anext(requests)
+        except StopAsyncIteration:
+            raise ExportError(Refusal.INVALID, "no request message") from None
+        except TimeoutError:
+            message = f"request message not received within {self._read_timeout:g}s"
+            raise ExportError(Refusal.TIMEOUT, message) from None
 
 
 class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyped package

@@ -22,6 +22,12 @@ from collector.decode import AttributeSelector, decode_json, decode_protobuf
 from collector.receivers.common import Decoder, ExportError, Ingest, PartialSuccess, Refusal
 from collector.receivers.encoding import export_response, status_body
 from collector.receivers.handoff import SpanConsumer
+from collector.receivers.inflight import (
+    IN_FLIGHT_FULL,
+    InFlightBytes,
+    Reservation,
+    in_flight_budget,
+)
 from collector.receivers.lifecycle import Limits, WebServer, WebService
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
@@ -73,8 +79,13 @@ class HttpReceiver(WebService):
         selector: AttributeSelector,
         telemetry: Telemetry,
         security: ReceiverSecurity | None = None,
+        *,
+        in_flight: InFlightBytes | None = None,
     ) -> None:
+        """``in_flight`` is the byte budget shared with the gRPC receiver (else its own)."""
         self._max_request_size = config.max_request_size
+        self._retry_after = config.retry_after
+        self._in_flight = in_flight or in_flight_budget(config, telemetry)
         self._read_timeout = config.connections.read_timeout
         self._ingest = Ingest("http", consumer, selector, telemetry, config.retry_after)
         self._security = security or ReceiverSecurity()
@@ -136,17 +147,31 @@ class HttpReceiver(WebService):
                 "use application/x-protobuf or application/json",
             )
         gzipped = _is_gzipped(request)
-        payload = await self._read_body(request)
-        if gzipped:
-            payload = gunzip(payload, self._max_request_size)
-        return self._ingest.export(_DECODERS[body_format], payload)
+        reservation = self._reserve(request)
+        try:
+            payload = await self._read_body(request)
+            reservation.shrink(len(payload))
+            if gzipped:
+                payload = gunzip(payload, self._max_request_size)
+            return self._ingest.export(_DECODERS[body_format], payload)
+        finally:
+            reservation.release()
+
+    def _reserve(self, request: web.Request) -> Reservation:
+        """Room for the body in the in-flight budget, before a byte of it is read."""
+        if (request.content_length or 0) > self._max_request_size:
+            raise self._too_large()  # refuse before reading anything
+        reservation = self._in_flight.reserve(request.content_length or self._max_request_size)
+        if reservation is None:
+            raise ExportError(Refusal.OVERLOADED, IN_FLIGHT_FULL, self._retry_after)
+        return reservation
+
+    def _too_large(self) -> ExportError:
+        message = f"request body over the {self._max_request_size}-byte limit"
+        return ExportError(Refusal.TOO_LARGE, message)
 
     async def _read_body(self, request: web.Request) -> bytes:
-        too_large = ExportError(
-            Refusal.TOO_LARGE, f"request body over the {self._max_request_size}-byte limit"
-        )
-        if (request.content_length or 0) > self._max_request_size:
-            raise too_large  # refuse before reading anything
+        too_large = self._too_large()
         try:
             async with asyncio.timeout(self._read_timeout):
                 return await request.read()

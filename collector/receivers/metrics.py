@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 
 class IngestMetrics:
@@ -35,6 +35,11 @@ class IngestMetrics:
             "evald_connections_refused",
             "HTTP connections answered 503 and closed: over max_connections (server: http, admin)",
             ["server"],
+            registry=r,
+        )
+        self.bytes_in_flight = Gauge(
+            "evald_receiver_bytes_in_flight",
+            "Bytes of export requests being received or decoded (max_in_flight_bytes)",
             registry=r,
         )
         self.attribute_values_truncated = Counter(
