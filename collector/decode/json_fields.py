@@ -45,7 +45,7 @@ class Shape:
     ) -> None:
         self.common = frozenset(common)
         self.rest = dict(rest or {})
-        self.known = frozenset(message.DESCRIPTOR.fields_by_camelcase_name)
+        self.known = frozenset(field.json_name for field in message.DESCRIPTOR.fields)
 
     def check(self, raw: Mapping[str, Any]) -> None:
         """Check the fields of ``raw`` beyond ``common``; unknown names are ignored."""
@@ -172,7 +172,7 @@ _ANY_READ = frozenset(
     {"stringValue", "boolValue", "intValue", "doubleValue", "arrayValue", "kvlistValue",
      "bytesValue"}
 )  # fmt: skip
-ANY_KNOWN = frozenset(common_pb2.AnyValue.DESCRIPTOR.fields_by_camelcase_name)
+ANY_KNOWN = frozenset(field.json_name for field in common_pb2.AnyValue.DESCRIPTOR.fields)
 
 
 def one_member(raw: Any) -> tuple[str | None, Any]:

@@ -17,6 +17,7 @@ where a message belongs reads as an empty message), so are we: one judge.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from typing import Any, TypeVar
 
@@ -48,6 +49,11 @@ def parse_message(document: dict[str, Any], message_class: type[M]) -> M:
         json_format.ParseDict(document, message, ignore_unknown_fields=True)
     except json_format.ParseError as exc:
         raise DecodeError(explain(str(exc), document, message_class)) from None
+    except Exception as exc:
+        # ParseDict lets some odd values escape (a lone surrogate or Infinity as an
+        # enum: SystemError, OverflowError); json_format.Parse, its text form, turns
+        # every exception into a ParseError: so do we.
+        raise DecodeError(f"invalid value ({type(exc).__name__}: {exc})") from None
     return message
 
 
@@ -74,14 +80,23 @@ def _to_proto3(value: Any, descriptor: Any, path: str, depth: int) -> None:
     (``descriptor``: its message type's ``Descriptor``, typed loosely as upb's is)."""
     if not isinstance(value, dict) or depth > MAX_DEPTH:
         return  # not a message: json_format judges it as it is
-    by_json = descriptor.fields_by_camelcase_name
+    by_json = json_names(descriptor)
     for name in list(value):
         field = by_json.get(name)
         if field is None:
-            if name in descriptor.fields_by_name:
-                del value[name]  # an original (snake_case) name: unknown in OTLP/JSON
+            # Unknown in OTLP/JSON, proto (snake_case) names included: ignored. Removed
+            # rather than left to json_format, which looks each up and crashes
+            # (SystemError) on a name with a lone surrogate.
+            del value[name]
             continue
         _convert_field(value, name, field, f"{path}.{name}" if path else name, depth)
+
+
+@functools.cache
+def json_names(descriptor: Any) -> dict[str, FieldDescriptor]:
+    """A message's fields by JSON name (upb's ``fields_by_camelcase_name.get`` also
+    finds ``trace_id``, which OTLP/JSON must ignore)."""
+    return {field.json_name: field for field in descriptor.fields}
 
 
 def _convert_field(
@@ -93,10 +108,24 @@ def _convert_field(
             message[name] = _hex_to_base64(item, _HEX_ID_SIZES[field.name], path)
     elif field.type == FieldDescriptor.TYPE_MESSAGE:
         if not _is_repeated(field):
-            _to_proto3(item, field.message_type, path, depth + 1)
+            message[name] = _as_message(item)
+            _to_proto3(message[name], field.message_type, path, depth + 1)
         elif isinstance(item, list):
             for index, element in enumerate(item):
-                _to_proto3(element, field.message_type, f"{path}[{index}]", depth + 1)
+                item[index] = _as_message(element)
+                _to_proto3(item[index], field.message_type, f"{path}[{index}]", depth + 1)
+
+
+def _as_message(value: Any) -> Any:
+    """json_format reads a string (or a list of strings) where a message belongs as
+    its characters' field names, none of which exists: an empty message. Given as
+    such, so that json_format never looks the characters up (a lone surrogate among
+    them crashes it)."""
+    if isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(item, str) for item in value)
+    ):
+        return {}
+    return value
 
 
 def _is_repeated(field: FieldDescriptor) -> bool:
@@ -124,7 +153,7 @@ def _locate(document: Any, descriptor: Any, chain: list[str]) -> str:
     parts: list[str] = []
     value = document
     for name in chain:
-        field = descriptor.fields_by_camelcase_name.get(name)
+        field = json_names(descriptor).get(name)
         if field is None or not isinstance(value, dict):
             break
         parts.append(name)
