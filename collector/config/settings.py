@@ -9,72 +9,17 @@ seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
 from __future__ import annotations
 
 import glob
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from collector.config.environment import EnvironmentReferenceError, substitute
+from collector.config.limits import Connections
+from collector.config.units import Duration, Section, Size
 from collector.normalize.mappings import Mappings
 from evaluators.judges.settings import JudgeSettings
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-_SIZE = re.compile(r"^\s*(\d+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$")
-_SIZE_UNITS = {
-    None: 1, "B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2,
-    "MiB": 1024**2, "GB": 1000**3, "GiB": 1024**3,
-}  # fmt: skip
-
-
-def parse_duration(value: object) -> float:
-    """Seconds from ``500ms`` / ``5s`` / ``2m`` / ``1h`` / a number."""
-    if isinstance(value, bool):
-        raise ValueError("expected a duration such as 500ms, 5s or 2m")
-    if isinstance(value, int | float):
-        seconds = float(value)
-    else:
-        match = _DURATION.match(str(value))
-        if not match:
-            raise ValueError(f"invalid duration {value!r}: use e.g. 500ms, 5s, 2m")
-        seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-    if seconds < 0:
-        raise ValueError("a duration cannot be negative")
-    return seconds
-
-
-def parse_size(value: object) -> int:
-    """Bytes from ``64MiB`` / ``512KiB`` / a number."""
-    if isinstance(value, bool):
-        raise ValueError("expected a size such as 4MiB")
-    if isinstance(value, int):
-        size = value
-    else:
-        match = _SIZE.match(str(value))
-        if not match:
-            raise ValueError(f"invalid size {value!r}: use e.g. 512KiB, 64MiB")
-        size = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
-    if size <= 0:
-        raise ValueError("a size must be positive")
-    return size
-
-
-Duration = Annotated[float, BeforeValidator(parse_duration)]
-Size = Annotated[int, BeforeValidator(parse_size)]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def split_host_port(endpoint: str) -> tuple[str, int]:
@@ -100,7 +45,7 @@ def _check_url(value: str) -> str:
     return value
 
 
-class Listener(_Section):
+class Listener(Section):
     enabled: bool = True
     endpoint: HostPort
 
@@ -109,7 +54,7 @@ class Listener(_Section):
         return split_host_port(self.endpoint)
 
 
-class ReceiverTls(_Section):
+class ReceiverTls(Section):
     """TLS on both OTLP receivers; files are PEM, relative paths from the config file."""
 
     cert_file: Path = Field(description="server certificate chain")
@@ -119,7 +64,7 @@ class ReceiverTls(_Section):
     )
 
 
-class ReceiverAuth(_Section):
+class ReceiverAuth(Section):
     """Bearer-token authentication on both OTLP receivers; the token never lives here."""
 
     bearer_token_env: str | None = Field(default=None, description="variable holding the token")
@@ -132,33 +77,49 @@ class ReceiverAuth(_Section):
         return self
 
 
-class OtlpReceivers(_Section):
+class OtlpReceivers(Section):
     grpc: Listener = Listener(endpoint="0.0.0.0:4317")
     http: Listener = Listener(endpoint="0.0.0.0:4318")
     tls: ReceiverTls | None = Field(default=None, description="null: plaintext")
     auth: ReceiverAuth = ReceiverAuth()
+    connections: Connections = Connections()
     max_request_size: Size = Field(
-        default=64 * 1024**2, description="largest request body after decompression"
+        default=16 * 1024**2, description="largest request body after decompression"
+    )
+    max_in_flight_bytes: Size = Field(
+        default=128 * 1024**2,
+        description="request bytes being received or decoded at once, both receivers; "
+        "beyond: the retryable refusal (503 / UNAVAILABLE)",
     )
     max_attribute_value_size: Size = Field(
         default=256 * 1024, description="longer string attribute values are truncated"
     )
     retry_after: Duration = Field(default=1.0, description="Retry-After sent when overloaded")
 
+    @model_validator(mode="after")
+    def _one_request_fits(self) -> OtlpReceivers:
+        if self.max_request_size > self.max_in_flight_bytes:
+            raise ValueError("max_request_size must not exceed max_in_flight_bytes")
+        return self
 
-class Receivers(_Section):
+
+class Receivers(Section):
     otlp: OtlpReceivers = OtlpReceivers()
 
 
-class Admin(_Section):
+class Admin(Section):
     endpoint: HostPort = "0.0.0.0:9464"
+    max_connections: int = Field(default=64, gt=0, description="beyond, new ones get 503")
+    idle_timeout: Duration = Field(
+        default=60.0, gt=0, description="closes connections without a complete request"
+    )
 
     @property
     def host_port(self) -> tuple[str, int]:
         return split_host_port(self.endpoint)
 
 
-class Assembly(_Section):
+class Assembly(Section):
     idle_timeout: Duration = 5.0
     max_trace_age: Duration = 60.0
     max_traces: int = Field(default=50_000, gt=0)
@@ -169,13 +130,13 @@ class Assembly(_Section):
     )
 
 
-class Pipeline(_Section):
+class Pipeline(Section):
     queue_size: int = Field(
         default=10_000, gt=0, description="completed traces awaiting evaluation"
     )
 
 
-class Sessions(_Section):
+class Sessions(Section):
     """Multi-turn sessions for ``scope: session`` specs (``collector.assembly.sessions``).
 
     A session (the turns sharing a service and a session id) is evaluated once it
@@ -200,7 +161,7 @@ class Sessions(_Section):
         return self
 
 
-class Evaluation(_Section):
+class Evaluation(Section):
     always: list[str] = Field(
         default_factory=lambda: ["latency", "failure"],
         description="evaluators run on every trace, without a spec",
@@ -213,7 +174,7 @@ class Evaluation(_Section):
     )
 
 
-class Rotation(_Section):
+class Rotation(Section):
     """Size-based rotation of the live result files (like the Collector's file exporter)."""
 
     max_size: Size | None = Field(
@@ -222,7 +183,7 @@ class Rotation(_Section):
     max_backups: int = Field(default=5, ge=0, description="rotated files kept: FILE.1 … FILE.N")
 
 
-class OtlpOutput(_Section):
+class OtlpOutput(Section):
     """Evaluation results (and optionally the evaluated spans) sent over OTLP."""
 
     endpoint: Annotated[str, AfterValidator(_check_url)] | None = Field(
@@ -246,16 +207,37 @@ class OtlpOutput(_Section):
         return self
 
 
-class Outputs(_Section):
-    results_file: Path | None = None
-    trajectories_file: Path | None = None
+class Outputs(Section):
+    results_file: Path | None = Field(default=None, description="relative to the config file")
+    trajectories_file: Path | None = Field(default=None, description="relative to the config file")
     rotation: Rotation = Rotation()
     otlp: OtlpOutput = OtlpOutput()
 
+    def results_path(self, base_dir: Path) -> Path | None:
+        """``results_file``, a relative path taken from ``base_dir`` (the config's folder)."""
+        return _from(base_dir, self.results_file)
 
-class TelemetrySettings(_Section):
+    def trajectories_path(self, base_dir: Path) -> Path | None:
+        """``trajectories_file``, a relative path taken from ``base_dir``."""
+        return _from(base_dir, self.trajectories_file)
+
+
+def _from(base_dir: Path, path: Path | None) -> Path | None:
+    return path if path is None or path.is_absolute() else base_dir / path
+
+
+class TelemetrySettings(Section):
     label_value_limit: int = Field(
         default=200, gt=0, description="distinct values per traffic-derived metric label"
+    )
+    label_value_length: int = Field(
+        default=64, gt=0, description="longer traffic-derived label values are truncated"
+    )
+    max_series_per_metric: int = Field(
+        default=100,
+        gt=0,
+        description="(service, agent) or (service, tool) combinations per metric family; "
+        "beyond, observations go to the 'other' series",
     )
 
 
@@ -271,7 +253,7 @@ class JudgeEndpoint(JudgeSettings):
 JudgeName = Annotated[str, Field(pattern=r"^\S+$")]
 
 
-class Judges(_Section):
+class Judges(Section):
     """LLM judges referenced by name from spec entries (``judge: default``)."""
 
     endpoints: dict[JudgeName, JudgeEndpoint] = Field(default_factory=dict)
@@ -292,11 +274,11 @@ class Judges(_Section):
         return base_dir / self.cache_file
 
 
-class Shutdown(_Section):
+class Shutdown(Section):
     grace: Duration = 10.0
 
 
-class Normalization(_Section):
+class Normalization(Section):
     """How spans become trajectories beyond the built-in conventions."""
 
     mappings: Mappings | None = Field(
@@ -304,7 +286,7 @@ class Normalization(_Section):
     )
 
 
-class Config(_Section):
+class Config(Section):
     """The whole daemon configuration (``config/evald.yaml``)."""
 
     receivers: Receivers = Receivers()

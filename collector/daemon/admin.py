@@ -3,23 +3,32 @@
 
 ``/metrics`` serves the Prometheus text format, or OpenMetrics when the scraper's
 ``Accept`` asks for it (exemplars need OpenMetrics), gzip-compressed when the
-scraper accepts it. ``/healthz`` answers 200 while the process serves at all;
-``/readyz`` answers 200 only while ``ready()`` is true (the daemon flips it after
-start-up and before shutdown), else 503. ``/debug/services`` answers the per-service
-digest of what the traces carry (``evald doctor --live``), JSON.
+scraper accepts it. It is rendered on a worker thread, one render at a time, so a
+large exposition never stalls the receivers that share the event loop.
+``/healthz`` answers 200 while the process serves at all; ``/readyz`` answers 200
+only while ``ready()`` is true (the daemon flips it after start-up and before
+shutdown) and the last ``/metrics`` rendered, else 503: a daemon whose metrics
+cannot be scraped is restarted, not left blind.
+``/debug/services`` answers the per-service digest of what the traces carry
+(``evald doctor --live``), JSON.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
 from collector.config.settings import Admin
-from collector.receivers.lifecycle import WebServer, WebService
+from collector.receivers.common import RateLimitedLog
+from collector.receivers.lifecycle import Limits, WebServer, WebService
 from collector.sinks.digest import ServiceDigest
 from collector.telemetry.registry import Telemetry
+
+_log = RateLimitedLog(logging.getLogger(__name__))
 
 
 class AdminServer(WebService):
@@ -40,7 +49,11 @@ class AdminServer(WebService):
         self._registry = telemetry.registry
         self._ready = ready
         self._digest = digest or ServiceDigest()
-        self._server = WebServer("admin", config.host_port, self._make_app)
+        self._render_error: str | None = None  # why the last /metrics failed
+        self._render_lock = asyncio.Lock()  # one render at a time: scrapes queue
+        refused = telemetry.ingest.connections_refused.labels(server="admin")
+        limits = Limits(config.max_connections, config.idle_timeout, refused.inc)
+        self._server = WebServer("admin", config.host_port, self._make_app, limits)
 
     def _make_app(self) -> web.Application:
         app = web.Application()
@@ -52,7 +65,15 @@ class AdminServer(WebService):
 
     async def _metrics(self, request: web.Request) -> web.Response:
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-        response = web.Response(body=encoder(self._registry))
+        try:
+            async with self._render_lock:
+                body = await asyncio.to_thread(encoder, self._registry)
+        except Exception as exc:  # a collector that cannot render: say so, turn unready
+            self._render_error = f"{type(exc).__name__}: {exc}"
+            _log.log("render", logging.ERROR, f"/metrics cannot render: {exc!r}", exc_info=exc)
+            return web.Response(status=500, text=f"cannot render metrics: {self._render_error}\n")
+        self._render_error = None
+        response = web.Response(body=body)
         # Set verbatim: the OpenMetrics type carries version/escaping parameters.
         response.headers["Content-Type"] = content_type
         response.enable_compression()  # only if Accept-Encoding allows it
@@ -65,6 +86,10 @@ class AdminServer(WebService):
         return web.Response(text="ok\n")
 
     async def _readyz(self, request: web.Request) -> web.Response:
+        if self._render_error is not None:
+            return web.Response(
+                status=503, text=f"not ready: /metrics fails: {self._render_error}\n"
+            )
         if self._ready():
             return web.Response(text="ready\n")
         return web.Response(status=503, text="not ready\n")

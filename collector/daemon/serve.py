@@ -18,6 +18,7 @@ from collector.config.settings import Config, ConfigError
 from collector.core.build_info import warn_if_interpreted
 from collector.core.clock import Clock, MonotonicClock
 from collector.daemon.admin import AdminServer
+from collector.daemon.log_limits import limit_log_floods
 from collector.daemon.pipeline import Pipeline
 from collector.processing.spec_watch import SpecWatcher
 from collector.processing.wiring import (
@@ -29,6 +30,7 @@ from collector.processing.wiring import (
 )
 from collector.receivers.grpc import GrpcReceiver
 from collector.receivers.http import HttpReceiver
+from collector.receivers.inflight import in_flight_budget
 from collector.receivers.security import ReceiverSecurityError, load_security
 from collector.sinks.digest import ServiceDigest
 from collector.telemetry.registry import Telemetry
@@ -63,8 +65,13 @@ class Daemon:
             security = load_security(otlp, config.base_dir)
         except ReceiverSecurityError as exc:
             raise ConfigError(str(exc)) from None
-        self.grpc = GrpcReceiver(otlp, self.pipeline, selector, self.telemetry, security)
-        self.http = HttpReceiver(otlp, self.pipeline, selector, self.telemetry, security)
+        in_flight = in_flight_budget(otlp, self.telemetry)  # one budget, both receivers
+        self.grpc = GrpcReceiver(
+            otlp, self.pipeline, selector, self.telemetry, security, in_flight=in_flight
+        )
+        self.http = HttpReceiver(
+            otlp, self.pipeline, selector, self.telemetry, security, in_flight=in_flight
+        )
         self.admin = AdminServer(config.admin, self.telemetry, lambda: self.ready, self.digest)
         self._started = False
         self._stopping = False
@@ -112,6 +119,7 @@ class Daemon:
 
 async def run_daemon(config: Config) -> int:
     """Run until SIGTERM/SIGINT; SIGHUP reloads specs. Returns the exit code."""
+    limit_log_floods()  # per-request records of the libraries (see log_limits)
     daemon = Daemon(config)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

@@ -11,6 +11,21 @@ TRACE_ID_BYTES = 16
 SPAN_ID_BYTES = 8
 
 
+_ZERO_TRACE_ID = bytes(TRACE_ID_BYTES)
+_ZERO_SPAN_ID = bytes(SPAN_ID_BYTES)
+
+
+def invalid_ids(trace_id: bytes, span_id: bytes, parent_id: bytes) -> str | None:
+    """Why a span's ids make it invalid (it is rejected alone), or None."""
+    if len(trace_id) != TRACE_ID_BYTES or trace_id == _ZERO_TRACE_ID:
+        return "span with an empty or invalid trace_id"
+    if len(span_id) != SPAN_ID_BYTES or span_id == _ZERO_SPAN_ID:
+        return "span with an empty or invalid span_id"
+    if parent_id and len(parent_id) != SPAN_ID_BYTES:
+        return "span with an invalid parent_span_id"
+    return None
+
+
 class DecodeError(ValueError):
     """The payload is not a decodable OTLP request; the message says why."""
 

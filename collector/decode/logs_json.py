@@ -1,107 +1,28 @@
 """OTLP/JSON logs (``POST /v1/logs``, the Collector file exporter) → ``LogRecord`` records.
 
 The encoding rules are the traces' (``decode.otlp_json``): hex ids, integers as
-strings or numbers, unknown fields ignored. Values, attributes and resources are
-read by that module's walker, so both signals decode AnyValues identically and get
-its fixes. Unlike a span, a log record with a malformed id is rejected alone (its
-request is otherwise valid); a record without a trace id is dropped and counted.
+strings or numbers, unknown fields ignored, and what is valid is what protobuf's own
+JSON parser accepts (``decode.proto3_json``, which names the offending field). The
+validated message is then read exactly as a binary request
+(``decode.logs_protobuf.walk_parsed_logs``): both encodings give the same records.
+A record without a trace id is dropped and counted.
 """
 
 from __future__ import annotations
 
-import binascii
+import json
 from collections.abc import Callable
 from typing import Any
 
-from collector.core.records import LogRecord, Resource
-from collector.decode.common import (
-    KEEP_ALL,
-    SPAN_ID_BYTES,
-    TRACE_ID_BYTES,
-    AttributeSelector,
-    DecodeError,
-)
-from collector.decode.log_records import (
-    DecodedLogs,
-    event_name,
-    log_selector,
-    record_time,
-    trace_context,
-)
+import msgspec
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-# The trace decoder's JSON reading: one conversion of AnyValues for both signals.
-from collector.decode.otlp_json import _int, _loads, _Walker
+from collector.decode.common import KEEP_ALL, AttributeSelector, DecodeError
+from collector.decode.log_records import DecodedLogs
+from collector.decode.logs_protobuf import walk_parsed_logs
+from collector.decode.proto3_json import parse_message
 
-
-class _Rejected(Exception):
-    """A record that is well-formed JSON but has a malformed id."""
-
-
-class _LogWalker:
-    """Turns one parsed OTLP/JSON logs document into records; per-request counters."""
-
-    def __init__(self, selector: AttributeSelector, keep: Callable[[bytes], bool] | None) -> None:
-        self.values = _Walker(log_selector(selector))
-        self.keep = keep
-        self.records: list[LogRecord] = []
-        self.rejected = 0
-        self.message = ""
-        self.no_trace_id = 0
-
-    def record(self, raw: dict[str, Any], resource: Resource, scope_name: str) -> None:
-        try:
-            context = trace_context(
-                _hex(raw.get("traceId"), TRACE_ID_BYTES), _hex(raw.get("spanId"), SPAN_ID_BYTES)
-            )
-        except _Rejected as exc:
-            context = str(exc)
-        if context is None:
-            self.no_trace_id += 1
-            return
-        if isinstance(context, str):
-            self.rejected += 1
-            self.message = self.message or context
-            return
-        trace_id, span_id = context
-        if self.keep is not None and not self.keep(trace_id):
-            return
-        attributes = self.values.attributes(raw.get("attributes"))
-        name = raw.get("eventName") or ""
-        if not isinstance(name, str):
-            raise ValueError("eventName must be a string")
-        self.records.append(
-            LogRecord(
-                trace_id,
-                span_id,
-                event_name(name, attributes),
-                record_time(_int(raw.get("timeUnixNano")), _int(raw.get("observedTimeUnixNano"))),
-                attributes,
-                self.values.value(raw.get("body")),
-                resource,
-                scope_name,
-            )
-        )
-
-    def result(self) -> DecodedLogs:
-        return DecodedLogs(
-            self.records, self.rejected, self.message, self.no_trace_id, self.values.truncated
-        )
-
-
-def _hex(value: Any, size: int) -> bytes:
-    """Raw id bytes; ``b""`` when absent; ``_Rejected`` when not ``2 * size`` hex digits."""
-    if value is None or value == "":
-        return b""
-    if not isinstance(value, str):
-        raise ValueError("ids must be hex strings")
-    try:
-        raw = bytes.fromhex(value)
-    except ValueError:
-        raw = b""
-    if len(raw) != size:
-        field = "trace_id" if size == TRACE_ID_BYTES else "span_id"
-        raise _Rejected(f"log record with an invalid {field} (OTLP/JSON ids are hex)")
-    return raw
+_fast_loads: Callable[[bytes | str], Any] = msgspec.json.Decoder().decode
 
 
 def decode_logs_json_document(
@@ -112,25 +33,13 @@ def decode_logs_json_document(
 ) -> DecodedLogs:
     """Decode an already-parsed OTLP/JSON ``ExportLogsServiceRequest`` / ``LogsData``.
 
-    Raises ``DecodeError`` naming the JSON path of the first malformed element.
-    ``keep`` filters records by trace id, as in ``decode_logs_protobuf``.
+    Raises ``DecodeError`` naming the first malformed field. ``keep`` filters records
+    by trace id, as in ``decode_logs_protobuf``. ``document`` may be changed.
     """
     if not isinstance(document, dict):
         raise DecodeError("the top level must be a JSON object with resourceLogs")
-    walker = _LogWalker(selector, keep)
-    path = "resourceLogs"
-    try:
-        for i, resource_logs in enumerate(document.get("resourceLogs") or ()):
-            path = f"resourceLogs[{i}]"
-            resource = walker.values.resource(resource_logs.get("resource"))
-            for j, scope_logs in enumerate(resource_logs.get("scopeLogs") or ()):
-                scope_name = (scope_logs.get("scope") or {}).get("name", "")
-                for k, raw in enumerate(scope_logs.get("logRecords") or ()):
-                    path = f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}]"
-                    walker.record(raw, resource, scope_name)
-    except (TypeError, ValueError, KeyError, AttributeError, binascii.Error) as exc:
-        raise DecodeError(f"{path}: {exc}") from exc
-    return walker.result()
+    request = parse_message(document, ExportLogsServiceRequest)
+    return walk_parsed_logs(request, selector, keep)
 
 
 def decode_logs_json(
@@ -139,17 +48,20 @@ def decode_logs_json(
     *,
     keep: Callable[[bytes], bool] | None = None,
 ) -> DecodedLogs:
-    """Decode an OTLP/JSON logs request body.
-
-    Raises ``DecodeError`` for invalid JSON or a malformed document (the message
-    names the JSON path).
-    """
+    """Decode an OTLP/JSON logs request body; ``DecodeError`` for invalid JSON or a
+    document protobuf's JSON mapping refuses (the message names the field)."""
     return decode_logs_json_document(parse_json(data), selector, keep=keep)
 
 
 def parse_json(data: bytes | str) -> Any:
-    """The parsed document, as ``decode.otlp_json`` parses it; ``DecodeError`` if invalid."""
+    """The parsed document; ``DecodeError`` if it is not JSON."""
     try:
-        return _loads(data)
+        return _fast_loads(data)
+    except (ValueError, RecursionError):
+        pass  # what msgspec refuses (NaN, lone surrogates …) the json module may parse
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise DecodeError("not valid JSON: nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError(f"not valid JSON: {exc}") from exc

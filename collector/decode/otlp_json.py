@@ -2,22 +2,32 @@
 
 OTLP/JSON is the proto3 JSON mapping with deviations (the opentelemetry-proto
 repository's specification): ids are hex strings, enums are integers, 64-bit
-integers may be strings or numbers, unknown fields are ignored. The document is
-walked directly into ``Span`` records; nothing is converted twice.
+integers may be strings or numbers, unknown fields are ignored. What is valid is
+what protobuf's own JSON parser accepts, with those deviations
+(``collector.decode.proto3_json``, the reference reading).
+
+Two paths give the same records (docs/adr/0016-hardening.md). The fast one walks a
+document msgspec parsed (so every string is valid Unicode and every number finite)
+directly into ``Span`` records, checking the type of every known field it meets;
+whatever it cannot vouch for (a wrong type, an integer as a float, a null in a
+oneof, links, deep nesting, a document only the ``json`` module parses) goes to the
+reference path, which accepts it or raises ``DecodeError`` naming the field.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1 import common_pb2
+from opentelemetry.proto.trace.v1 import trace_pb2
 
 from collector.core.records import AttrValue, Resource, Span, SpanEvent
+from collector.decode import json_fields as f
 from collector.decode.common import (
     KEEP_ALL,
     SPAN_ID_BYTES,
@@ -25,146 +35,202 @@ from collector.decode.common import (
     AttributeSelector,
     DecodedBatch,
     DecodeError,
+    invalid_ids,
 )
+from collector.decode.json_fields import Unsure
+from collector.decode.proto3_json import parse_message
+from collector.decode.protobuf import walk_parsed
 
-_ZERO_TRACE_ID = bytes(TRACE_ID_BYTES)
-_ZERO_SPAN_ID = bytes(SPAN_ID_BYTES)
-_SPECIAL_DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-# Enum names are not valid OTLP/JSON, but some serializers (protobuf's
-# MessageToJson) write them; accepting them costs nothing.
+_fast_loads: Callable[[bytes | str], Any] = msgspec.json.Decoder().decode
+# Message depth as json_format counts it (the request is 1); deeper values are left
+# to the reference path, which refuses past its limit of 100.
+_FAST_MAX_DEPTH = 64
+_SPAN_ATTRIBUTE_DEPTH = 6  # request, resourceSpans, scopeSpans, span, keyValue, anyValue
 _KIND_NAMES = {
     "SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
     "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5,
 }  # fmt: skip
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
-_fast_loads: Callable[[bytes | str], Any] = msgspec.json.Decoder().decode
+_MISSING = object()
 
-
-class _SpanRejected(Exception):
-    """A span that is well-formed JSON but semantically invalid (e.g. all-zero id)."""
-
-
-class _SpanSkipped(Exception):
-    """A valid span that the caller's ``keep`` filter does not want."""
-
-
-def _hex_id(value: Any, size: int, field: str, *, optional: bool = False) -> bytes:
-    if value in (None, "") and optional:
-        return b""
-    if not isinstance(value, str):
-        raise ValueError(f"{field} must be a hex string")
-    try:
-        raw = bytes.fromhex(value)
-    except ValueError:
-        raw = b""
-    if len(raw) != size:
-        raise ValueError(
-            f"{field} {value[:48]!r} is not {size * 2} hex digits "
-            "(OTLP/JSON encodes ids as hex, not base64)"
-        )
-    return raw
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected an integer, got a boolean")
-    return int(value) if value is not None else 0
-
-
-def _enum(value: Any, names: dict[str, int]) -> int:
-    if isinstance(value, str) and value in names:
-        return names[value]
-    return _int(value)
+_REQUEST = f.Shape(ExportTraceServiceRequest, {"resourceSpans"})
+_RESOURCE_SPANS = f.Shape(
+    trace_pb2.ResourceSpans, {"resource", "scopeSpans"}, {"schemaUrl": f.text}
+)
+_SCOPE_SPANS = f.Shape(trace_pb2.ScopeSpans, {"scope", "spans"}, {"schemaUrl": f.text})
+_SPAN_REST: dict[str, Callable[[Any], object]] = {
+    "traceState": f.text,
+    "flags": f.uint32,
+    "droppedAttributesCount": f.uint32,
+    "droppedEventsCount": f.uint32,
+    "droppedLinksCount": f.uint32,
+    "links": f.empty_list,  # links are not read: a span with some takes the reference path
+}
+_SPAN = f.Shape(
+    trace_pb2.Span,
+    {"traceId", "spanId", "parentSpanId", "name", "kind", "startTimeUnixNano",
+     "endTimeUnixNano", "attributes", "events", "status"},
+    _SPAN_REST,
+)  # fmt: skip
+_EVENT = f.Shape(
+    trace_pb2.Span.Event,
+    {"timeUnixNano", "name", "attributes"},
+    {"droppedAttributesCount": f.uint32},
+)
+_STATUS = f.Shape(trace_pb2.Status, {"message", "code"})
+_KEY_VALUE = f.Shape(common_pb2.KeyValue, {"key", "value"})
+_VALUES = f.Shape(common_pb2.ArrayValue, {"values"})  # ArrayValue and KeyValueList alike
 
 
 class _Walker:
-    """Turns one parsed OTLP/JSON document into spans; holds per-request counters."""
+    """Turns one msgspec-parsed OTLP/JSON document into spans, or raises ``Unsure``."""
 
-    def __init__(
-        self, selector: AttributeSelector, keep: Callable[[bytes], bool] | None = None
-    ) -> None:
+    def __init__(self, selector: AttributeSelector, keep: Callable[[bytes], bool] | None) -> None:
         self.selector = selector
         self.keep = keep
         self.truncated = 0
+        self.rejected = 0
+        self.message = ""
 
-    def value(self, value: Any) -> AttrValue:
-        if not isinstance(value, dict) or not value:
-            return None
-        if "stringValue" in value:
-            text = value["stringValue"]
-            if not isinstance(text, str):
-                raise ValueError("stringValue must be a string")
-            if len(text) > self.selector.max_value_size:
-                self.truncated += 1
-                return text[: self.selector.max_value_size]
-            return text
-        if "intValue" in value:
-            return _int(value["intValue"])
-        if "boolValue" in value:
-            return bool(value["boolValue"])
-        if "doubleValue" in value:
-            number = value["doubleValue"]
-            return _SPECIAL_DOUBLES[number] if isinstance(number, str) else float(number)
-        if "arrayValue" in value:
-            return tuple(self.value(item) for item in value["arrayValue"].get("values") or ())
-        if "kvlistValue" in value:
-            return self.attributes(value["kvlistValue"].get("values"), keep_all=True)
-        if "bytesValue" in value:
-            return base64.b64decode(value["bytesValue"], validate=True)
-        return None
+    def request(self, document: dict[str, Any]) -> list[Span]:
+        _REQUEST.check(document)
+        spans: list[Span] = []
+        for resource_spans in f.messages(document.get("resourceSpans")):
+            _RESOURCE_SPANS.check(resource_spans)
+            resource = self.resource(f.message(resource_spans.get("resource")))
+            for scope_spans in f.messages(resource_spans.get("scopeSpans")):
+                _SCOPE_SPANS.check(scope_spans)
+                scope_name = self.scope(f.message(scope_spans.get("scope")))
+                for raw in f.messages(scope_spans.get("spans")):
+                    span = self.span(raw, resource, scope_name)
+                    if span is not None:
+                        spans.append(span)
+        return spans
 
-    def attributes(self, kvs: Any, *, keep_all: bool = False) -> dict[str, AttrValue]:
-        if not kvs:
-            return {}
-        wants = None if keep_all or self.selector.keep_all else self.selector.wants
-        out: dict[str, AttrValue] = {}
-        for kv in kvs:
-            key = kv["key"]
-            if wants is None or wants(key):
-                out[key] = self.value(kv.get("value"))
-        return out
+    def resource(self, raw: Mapping[str, Any]) -> Resource:
+        f.RESOURCE.check(raw)
+        attributes = self.attributes(raw.get("attributes"), 5, keep_all=True)
+        service = attributes.get("service.name")
+        return Resource(service if isinstance(service, str) else "unknown_service", attributes)
 
-    def events(self, events: Any) -> tuple[SpanEvent, ...]:
-        return tuple(
-            SpanEvent(
-                event.get("name", ""),
-                _int(event.get("timeUnixNano")),
-                self.attributes(event.get("attributes"), keep_all=True),
-            )
-            for event in events
-        )
+    def scope(self, raw: Mapping[str, Any]) -> str:
+        f.SCOPE.check(raw)
+        self.attributes(raw.get("attributes"), 6, keep_all=True, read=False)
+        return f.text(raw.get("name"))
 
-    def span(self, raw: dict[str, Any], resource: Resource, scope_name: str) -> Span:
-        trace_id = _hex_id(raw.get("traceId"), TRACE_ID_BYTES, "traceId")
-        span_id = _hex_id(raw.get("spanId"), SPAN_ID_BYTES, "spanId")
-        parent_id = _hex_id(raw.get("parentSpanId"), SPAN_ID_BYTES, "parentSpanId", optional=True)
-        if trace_id == _ZERO_TRACE_ID or span_id == _ZERO_SPAN_ID:
-            raise _SpanRejected("span with an all-zero trace_id or span_id")
-        if self.keep is not None and not self.keep(trace_id):
-            raise _SpanSkipped
-        status = raw.get("status") or {}
-        events = raw.get("events")
-        return Span(
+    def span(self, raw: Mapping[str, Any], resource: Resource, scope_name: str) -> Span | None:
+        """The span, or None if it is rejected (bad ids) or not kept; checked either way:
+        one wrong field refuses the whole request, as json_format would."""
+        _SPAN.check(raw)
+        trace_id = f.hex_id(raw.get("traceId"), TRACE_ID_BYTES)
+        span_id = f.hex_id(raw.get("spanId"), SPAN_ID_BYTES)
+        parent_id = f.hex_id(raw.get("parentSpanId"), SPAN_ID_BYTES)
+        problem = invalid_ids(trace_id, span_id, parent_id)
+        read = problem is None and (self.keep is None or self.keep(trace_id))
+        status = f.message(raw.get("status"))
+        _STATUS.check(status)
+        span = Span(
             trace_id,
             span_id,
             parent_id,
-            raw.get("name", ""),
-            _enum(raw.get("kind"), _KIND_NAMES),
-            _int(raw.get("startTimeUnixNano")),
-            _int(raw.get("endTimeUnixNano")),
-            _enum(status.get("code"), _STATUS_NAMES),
-            status.get("message", ""),
+            f.text(raw.get("name")),
+            f.enum(raw.get("kind"), _KIND_NAMES),
+            f.uint64(raw.get("startTimeUnixNano")),
+            f.uint64(raw.get("endTimeUnixNano")),
+            f.enum(status.get("code"), _STATUS_NAMES),
+            f.text(status.get("message")),
             # Roots keep every attribute: spec matching reads them.
-            self.attributes(raw.get("attributes"), keep_all=not parent_id),
-            self.events(events) if events else (),
+            self.attributes(
+                raw.get("attributes"), _SPAN_ATTRIBUTE_DEPTH, keep_all=not parent_id, read=read
+            ),
+            self.events(f.messages(raw.get("events")), read),
             resource,
             scope_name,
         )
+        if problem is not None:
+            self.rejected += 1
+            self.message = self.message or problem
+        return span if read else None
 
-    def resource(self, raw: Any) -> Resource:
-        attributes = self.attributes((raw or {}).get("attributes"), keep_all=True)
-        service = attributes.get("service.name")
-        return Resource(service if isinstance(service, str) else "unknown_service", attributes)
+    def events(self, events: list[dict[str, Any]], read: bool) -> tuple[SpanEvent, ...]:
+        if not events:
+            return ()
+        out = []
+        for raw in events:
+            _EVENT.check(raw)
+            attributes = self.attributes(raw.get("attributes"), 7, keep_all=True, read=read)
+            name, time = f.text(raw.get("name")), f.uint64(raw.get("timeUnixNano"))
+            out.append(SpanEvent(name, time, attributes))
+        return tuple(out)
+
+    def attributes(
+        self, kvs: Any, depth: int, *, keep_all: bool, read: bool = True
+    ) -> dict[str, AttrValue]:
+        """The key/value list ``kvs`` whose values sit at message ``depth``.
+
+        Values the selector does not want (or all, without ``read``) are only checked
+        (their truncation is not counted).
+        """
+        wants = None if keep_all or self.selector.keep_all else self.selector.wants
+        out: dict[str, AttrValue] = {}
+        for kv in f.messages(kvs):
+            # Inlined for the usual {"key": "…", "value": {…}}: a call per attribute
+            # costs as much as the rest of its reading.
+            key = kv.get("key")
+            raw = kv.get("value", _MISSING)
+            if type(key) is not str or len(kv) != 2 or raw is _MISSING:
+                _KEY_VALUE.check(kv)
+                key, raw = f.text(key), kv.get("value")
+            if read and (wants is None or wants(key)):
+                out[key] = self.value(raw, depth)
+            elif not (type(raw) is dict and len(raw) == 1 and type(raw.get("stringValue")) is str):
+                before = self.truncated
+                self.value(raw, depth)
+                self.truncated = before
+        return out
+
+    def value(self, raw: Any, depth: int) -> AttrValue:
+        """One ``AnyValue``; ``Unsure`` for anything but exactly one non-null member."""
+        if depth > _FAST_MAX_DEPTH:
+            raise Unsure
+        if type(raw) is dict and len(raw) == 1:
+            ((member, item),) = raw.items()
+            if item is None:
+                raise Unsure
+        else:
+            member, item = f.one_member(raw)
+        if member == "stringValue":
+            if type(item) is not str:
+                raise Unsure
+            limit = self.selector.max_value_size
+            if len(item) > limit:
+                self.truncated += 1
+                return item[:limit]
+            return item
+        if member == "intValue":
+            return f.int64(item)
+        if member == "boolValue":
+            return f.boolean(item)
+        return self.other_value(member, item, depth)
+
+    def other_value(self, member: str | None, item: Any, depth: int) -> AttrValue:
+        """The rarer ``AnyValue`` members (``value`` reads strings, ints, booleans)."""
+        if member == "doubleValue":
+            return f.double(item)
+        if member == "arrayValue":
+            values = f.message(item)
+            _VALUES.check(values)
+            items = f.messages(values.get("values"))
+            return tuple([self.value(element, depth + 2) for element in items])
+        if member == "kvlistValue":
+            values = f.message(item)
+            _VALUES.check(values)
+            return self.attributes(values.get("values"), depth + 3, keep_all=True)
+        if member == "bytesValue":
+            return f.base64_bytes(item)
+        if member in f.ANY_KNOWN:
+            raise Unsure  # a member the walker does not read (stringValueStrindex)
+        return None  # an empty AnyValue, or only unknown fields
 
 
 def decode_json_document(
@@ -175,36 +241,18 @@ def decode_json_document(
 ) -> DecodedBatch:
     """Decode an already-parsed OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData``.
 
-    Raises ``DecodeError`` naming the JSON path of the first malformed element.
-    ``keep`` filters spans by trace id, as in ``decode_protobuf``.
+    ``document`` must come from ``msgspec`` or be plain JSON values; it may be
+    changed. Raises ``DecodeError`` naming the first malformed field. ``keep``
+    filters spans by trace id, as in ``decode_protobuf``.
     """
     if not isinstance(document, dict):
         raise DecodeError("the top level must be a JSON object with resourceSpans")
     walker = _Walker(selector, keep)
-    spans: list[Span] = []
-    rejected = 0
-    message = ""
-    path = "resourceSpans"
     try:
-        for i, resource_spans in enumerate(document.get("resourceSpans") or ()):
-            path = f"resourceSpans[{i}]"
-            resource = walker.resource(resource_spans.get("resource"))
-            for j, scope_spans in enumerate(resource_spans.get("scopeSpans") or ()):
-                scope_name = (scope_spans.get("scope") or {}).get("name", "")
-                for k, raw in enumerate(scope_spans.get("spans") or ()):
-                    path = f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]"
-                    try:
-                        span = walker.span(raw, resource, scope_name)
-                    except _SpanRejected as exc:
-                        rejected += 1
-                        message = message or str(exc)
-                    except _SpanSkipped:
-                        pass
-                    else:
-                        spans.append(span)
-    except (TypeError, ValueError, KeyError, AttributeError, binascii.Error) as exc:
-        raise DecodeError(f"{path}: {exc}") from exc
-    return DecodedBatch(spans, rejected, message, walker.truncated)
+        spans = walker.request(document)
+    except (Unsure, TypeError, ValueError, AttributeError, OverflowError, binascii.Error):
+        return _reference(document, selector, keep)
+    return DecodedBatch(spans, walker.rejected, walker.message, walker.truncated)
 
 
 def decode_json(
@@ -215,22 +263,32 @@ def decode_json(
 ) -> DecodedBatch:
     """Decode an OTLP/JSON request body.
 
-    Raises ``DecodeError`` for invalid JSON or a malformed document (the message
-    names the JSON path). Spans with all-zero ids are rejected individually.
+    Raises ``DecodeError`` for invalid JSON or a document protobuf's JSON mapping
+    refuses (the message names the field). Spans with empty or all-zero ids are
+    rejected individually.
     """
     try:
-        document = _loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DecodeError(f"not valid JSON: {exc}") from exc
+        document = _fast_loads(data)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        # What msgspec refuses (NaN, 1e400, lone surrogates, UTF-16 bodies, a BOM) the
+        # json module may parse; the reference path then judges every value.
+        return _reference(_slow_loads(data), selector, keep)
     return decode_json_document(document, selector, keep=keep)
 
 
-def _loads(data: bytes | str) -> Any:
-    """``json.loads(data)``: by msgspec (1.5x faster on whole request bodies, the
-    same values wherever it accepts the text), else by the standard library, which
-    decides what msgspec refuses (NaN, UTF-16 bodies, lone surrogates) and words
-    the error (docs/adr/0007-hot-path.md)."""
+def _slow_loads(data: bytes | str) -> Any:
     try:
-        return _fast_loads(data)
-    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
         return json.loads(data)
+    except RecursionError:
+        raise DecodeError("not valid JSON: nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DecodeError(f"not valid JSON: {exc}") from exc
+
+
+def _reference(
+    document: Any, selector: AttributeSelector, keep: Callable[[bytes], bool] | None
+) -> DecodedBatch:
+    if not isinstance(document, dict):
+        raise DecodeError("the top level must be a JSON object with resourceSpans")
+    request = parse_message(document, ExportTraceServiceRequest)
+    return walk_parsed(request, selector, keep)

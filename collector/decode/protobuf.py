@@ -27,6 +27,7 @@ from collector.decode.common import (
     DecodedBatch,
     DecodeError,
 )
+from collector.decode.common import invalid_ids as _invalid_ids
 
 _wire: ModuleType | None
 try:
@@ -107,16 +108,6 @@ def _resource(resource_spans: Any, cuts: _Truncations) -> Resource:
     attributes = _selected(resource_spans.resource.attributes, KEEP_ALL, cuts)
     service = attributes.get("service.name")
     return Resource(service if isinstance(service, str) else "unknown_service", attributes)
-
-
-def _invalid_ids(trace_id: bytes, span_id: bytes, parent_id: bytes) -> str | None:
-    if len(trace_id) != TRACE_ID_BYTES or trace_id == _ZERO_TRACE_ID:
-        return "span with an empty or invalid trace_id"
-    if len(span_id) != SPAN_ID_BYTES or span_id == _ZERO_SPAN_ID:
-        return "span with an empty or invalid span_id"
-    if parent_id and len(parent_id) != SPAN_ID_BYTES:
-        return "span with an invalid parent_span_id"
-    return None
 
 
 def decode_protobuf(

@@ -108,9 +108,14 @@ class _Builder:
         self.trace, self.tree, self.mappings = trace, tree, mappings
         self.roles: list[Role] = []
         self.recognised: list[bool] = []
+        self.unreadable: dict[int, str] = {}  # span index → why it could not be read
         found: set[str] = set()
-        for span in tree.spans:
-            role, convention = classify(span, mappings)
+        for i, span in enumerate(tree.spans):
+            try:
+                role, convention = classify(span, mappings)
+            except Exception as exc:  # one odd span must not cost the trace (see _unreadable)
+                role, convention = Role.OTHER, ""
+                self.unreadable[i] = f"{type(exc).__name__}: {exc}"
             self.roles.append(role)
             self.recognised.append(bool(convention))
             found.add(convention)
@@ -224,7 +229,14 @@ class _Builder:
                 parent, agent, anchor = parents[p], agents[p], anchors[p]
             else:
                 parent, agent, anchor = None, self.agent, None
-            step_id, agent, anchor = self._visit(i, rank, parent, agent, anchor)
+            reason = self.unreadable.get(i)
+            if reason is None:
+                try:
+                    step_id, agent, anchor = self._visit(i, rank, parent, agent, anchor)
+                except Exception as exc:  # one odd span must not cost the trace
+                    reason = f"{type(exc).__name__}: {exc}"
+            if reason is not None:
+                step_id = self._unreadable(i, rank, parent, agent, reason)
             parents[i] = parent if step_id is None else step_id
             agents[i], anchors[i] = agent, anchor
 
@@ -286,6 +298,22 @@ class _Builder:
                 return up if roles[up] is role else None
             up = parent_of[up]
         return None
+
+    def _unreadable(
+        self, i: int, rank: int, parent: str | None, agent: str | None, reason: str
+    ) -> str:
+        """Span ``i``, which the conventions could not read, as an ``other`` step
+        carrying the error; the rest of the trace is evaluated as usual."""
+        span = self.tree.spans[i]
+        name: object = span.name
+        start: object = span.start_unix_nano
+        when = start if isinstance(start, int) else 0
+        step_id = span.span_id.hex()
+        error = f"evald could not read this span: {reason}"
+        step = Step(StepKind.OTHER, name if isinstance(name, str) else "", step_id, parent,
+                    when, 0.0, error=error, agent=agent)  # fmt: skip
+        self.items.append(((when, rank, 0), step))
+        return step_id
 
     def _path(self) -> set[int]:
         """The agent root and its ancestors (cycle-safe)."""

@@ -8,6 +8,7 @@ has, so a document without either decodes as an empty trace request, as before.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -80,11 +81,13 @@ def decode_payload(
     if payload.format is PayloadFormat.LOGS_PROTOBUF:
         return Decoded(None, decode_logs_protobuf(payload.data, selector, keep=keep))
     document = parse_json(payload.data)
+    has_logs, has_spans = _has(document, _LOGS_KEY), _has(document, _SPANS_KEY)
     logs = None
-    if _has(document, _LOGS_KEY):
-        logs = decode_logs_json_document(document, selector, keep=keep)
+    if has_logs:  # the decoders may change the document they read: one copy each
+        logs_document = copy.deepcopy(document) if has_spans else document
+        logs = decode_logs_json_document(logs_document, selector, keep=keep)
     spans = None
-    if logs is None or _has(document, _SPANS_KEY):
+    if not has_logs or has_spans:
         spans = decode_json_document(document, selector, keep=keep)
     return Decoded(spans, logs)
 

@@ -94,8 +94,13 @@ class ActiveSpecs:
 
 
 def build_telemetry(config: Config) -> Telemetry:
-    """The process's metrics, with the configured cap on traffic-derived label values."""
-    return Telemetry(label_value_limit=config.telemetry.label_value_limit)
+    """The process's metrics, with the configured caps on traffic-derived labels."""
+    limits = config.telemetry
+    return Telemetry(
+        label_value_limit=limits.label_value_limit,
+        label_value_length=limits.label_value_length,
+        series_limit=limits.max_series_per_metric,
+    )
 
 
 def decoder_selector(config: Config) -> AttributeSelector:
@@ -125,8 +130,9 @@ def build_sinks(
     """Prometheus always; OTLP when ``outputs.otlp.endpoint`` is set; result and
     trajectory files from the arguments or the config.
 
-    Files named in the config rotate by ``outputs.rotation``; files named by the
-    arguments (``--results-out``, one replay's output) do not.
+    Files named in the config rotate by ``outputs.rotation`` and are relative to the
+    config file; files named by the arguments (``--results-out``, one replay's
+    output) do not rotate and are relative to the working directory.
     """
     outputs = config.outputs
     sinks: list[ResultSink] = [MetricsSink(telemetry)]
@@ -135,12 +141,12 @@ def build_sinks(
     rotation = (outputs.rotation.max_size, outputs.rotation.max_backups)
     if results_out is not None:
         sinks.append(ResultsFileSink(results_out))
-    elif outputs.results_file is not None:
-        sinks.append(ResultsFileSink(outputs.results_file, *rotation))
+    elif (results_file := outputs.results_path(config.base_dir)) is not None:
+        sinks.append(ResultsFileSink(results_file, *rotation))
     if trajectories_out is not None:
         sinks.append(TrajectoriesFileSink(trajectories_out))
-    elif outputs.trajectories_file is not None:
-        sinks.append(TrajectoriesFileSink(outputs.trajectories_file, *rotation))
+    elif (trajectories_file := outputs.trajectories_path(config.base_dir)) is not None:
+        sinks.append(TrajectoriesFileSink(trajectories_file, *rotation))
     return sinks
 
 

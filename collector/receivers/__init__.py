@@ -12,7 +12,9 @@ all spans / records kept          OK                           200, empty respon
 some rejected                     OK + ``partial_success``     200 + ``partialSuccess``
 undecodable payload / bad gzip    INVALID_ARGUMENT             400
 pipeline full (``Overloaded``)    UNAVAILABLE + ``RetryInfo``  503 + ``Retry-After``
+over ``max_in_flight_bytes``      UNAVAILABLE + ``RetryInfo``  503 + ``Retry-After``
 over ``max_request_size``         RESOURCE_EXHAUSTED (grpc)    413
+body not in by ``read_timeout``   DEADLINE_EXCEEDED            408
 unknown Content-Type / -Encoding  —                            415
 not POST / other path             UNIMPLEMENTED (grpc)         405 / 404
 unexpected exception              INTERNAL                     500

@@ -50,6 +50,9 @@ class Refusal(Enum):
     NOT_FOUND = "not_found"  # HTTP: a path other than /v1/traces and /v1/logs
     METHOD = "method"  # HTTP: not POST
     UNAUTHENTICATED = "unauthenticated"  # no or a wrong bearer token (receivers.otlp.auth)
+    TIMEOUT = (
+        "timeout"  # HTTP: the body did not arrive within receivers.otlp.connections.read_timeout
+    )
     INTERNAL = "internal"  # a bug on our side; logged with its traceback
 
 

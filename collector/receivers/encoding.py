@@ -34,6 +34,7 @@ RPC_CODES: dict[Refusal, int] = {
     Refusal.METHOD: code_pb2.UNIMPLEMENTED,
     Refusal.INTERNAL: code_pb2.INTERNAL,
     Refusal.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
+    Refusal.TIMEOUT: code_pb2.DEADLINE_EXCEEDED,
 }
 
 _FULL_SUCCESS_PROTO = ExportTraceServiceResponse().SerializeToString()  # b"", either signal

@@ -4,10 +4,12 @@
 The methods are registered through generic handlers without a request deserializer,
 so a handler gets the raw request bytes and decodes them once with
 ``decode_protobuf`` / ``decode_logs_protobuf`` (no intermediate message objects).
-gRPC itself handles ``grpc-encoding: gzip`` and refuses messages over
-``max_request_size`` (measured after decompression) with ``RESOURCE_EXHAUSTED``
-before our handler runs, which is why those refusals do not appear in
-``evald_receiver_requests_failed``.
+They are registered as stream-unary (the same on the wire as unary): the handler
+starts before the message is read, so the token is checked first and a refused call
+never reads its body. gRPC itself handles ``grpc-encoding: gzip`` and refuses
+messages over ``max_request_size`` (measured after decompression) with
+``RESOURCE_EXHAUSTED`` before our handler runs, which is why those refusals do not
+appear in ``evald_receiver_requests_failed``.
 
 The same server answers the standard health service (``grpc.health.v1.Health``):
 SERVING for ``""`` and the trace and logs services while it serves, NOT_SERVING once
@@ -21,6 +23,7 @@ grace.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, NoReturn
 
 import grpc
@@ -31,6 +34,7 @@ from collector.decode import AttributeSelector, decode_logs_protobuf, decode_pro
 from collector.receivers.common import ExportError, Ingest, PartialSuccess, Refusal, Signal
 from collector.receivers.encoding import export_response, retry_info, rpc_status
 from collector.receivers.handoff import SignalConsumer
+from collector.receivers.inflight import IN_FLIGHT_FULL, InFlightBytes, in_flight_budget
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
 
@@ -44,7 +48,13 @@ _GRPC_CODES: dict[Refusal, Any] = {
     Refusal.TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Refusal.INTERNAL: grpc.StatusCode.INTERNAL,
     Refusal.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    Refusal.TIMEOUT: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
+
+_HANDSHAKE_TIMEOUT_MS = 10_000  # TCP open, no TLS/HTTP/2 preface: closed after this
+_KEEPALIVE_TIMEOUT_MS = 20_000  # a keepalive ping unanswered this long closes the connection
+_AGE_GRACE_MS = 30_000  # RPCs in flight when max_age passes get this long to finish
+_MAX_STREAMS = 100  # concurrent RPCs on one connection
 
 # google.rpc.Status with details, as grpc-go / the Collector read it (status.FromError).
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
@@ -70,11 +80,18 @@ class GrpcReceiver:
         selector: AttributeSelector,
         telemetry: Telemetry,
         security: ReceiverSecurity | None = None,
+        *,
+        in_flight: InFlightBytes | None = None,
     ) -> None:
+        """``in_flight`` is the byte budget shared with the HTTP receiver (else its own)."""
         self._security = security or ReceiverSecurity()
+        self._in_flight = in_flight or in_flight_budget(config, telemetry)
+        self._retry_after = config.retry_after
+        self._read_timeout = config.connections.read_timeout
         self._endpoint = config.grpc.endpoint
         self._host_port = config.grpc.host_port
         self._max_request_size = config.max_request_size
+        self._connections = config.connections
         self._ingest = Ingest("grpc", consumer, selector, telemetry, config.retry_after)
         self._server: Any = None
         self._health: Any = None
@@ -120,34 +137,67 @@ class GrpcReceiver:
             await server.stop(grace)
 
     def _options(self) -> list[tuple[str, int]]:
+        """gRPC core channel arguments: message size, and what one connection may hold
+        (``receivers.otlp.connections``): a client that opens a connection and says
+        nothing is dropped after the handshake timeout, a silent peer after a
+        keepalive ping goes unanswered, an idle one after ``idle_timeout``; every
+        connection is asked to reconnect after ``max_age`` (with a grace for the RPCs
+        in flight), which also spreads clients over replicas."""
+        limits = self._connections
         return [
             ("grpc.max_receive_message_length", self._max_request_size),
             # Without this, a second daemon on the same port would share it silently.
             ("grpc.so_reuseport", 0),
+            (
+                "grpc.server_handshake_timeout_ms",
+                min(_HANDSHAKE_TIMEOUT_MS, _ms(limits.idle_timeout)),
+            ),
+            ("grpc.keepalive_time_ms", _ms(limits.keepalive)),
+            ("grpc.keepalive_timeout_ms", _KEEPALIVE_TIMEOUT_MS),
+            ("grpc.max_connection_idle_ms", _ms(limits.idle_timeout)),
+            ("grpc.max_connection_age_ms", _ms(limits.max_age)),
+            ("grpc.max_connection_age_grace_ms", _AGE_GRACE_MS),
+            ("grpc.max_concurrent_streams", _MAX_STREAMS),
+            # Clients may ping idle connections as often as every 10 s (as the Collector's
+            # OTLP exporter may), no more: a ping flood is refused with GOAWAY.
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+            ("grpc.keepalive_permit_without_calls", 1),
         ]
 
     def _handlers(self) -> tuple[Any, ...]:
         # No request_deserializer: the handlers receive the message bytes as sent.
+        # Stream-unary on this side (the wire is the same as unary's): the handler
+        # runs before the request message is read, so a refused call never reads it.
         return tuple(
             grpc.method_handlers_generic_handler(
-                service, {METHOD: grpc.unary_unary_rpc_method_handler(export)}
+                service, {METHOD: grpc.stream_unary_rpc_method_handler(export)}
             )
             for service, export in ((SERVICE, self._export), (LOGS_SERVICE, self._export_logs))
         )
 
-    async def _export(self, request: bytes, context: Any) -> bytes:
+    async def _export(self, requests: AsyncIterator[bytes], context: Any) -> bytes:
         """One traces Export call: an ``ExportTraceServiceResponse`` or an aborted call."""
-        return await self._answer(Signal.TRACES, request, context)
+        return await self._answer(Signal.TRACES, requests, context)
 
-    async def _export_logs(self, request: bytes, context: Any) -> bytes:
+    async def _export_logs(self, requests: AsyncIterator[bytes], context: Any) -> bytes:
         """One logs Export call: an ``ExportLogsServiceResponse`` or an aborted call."""
-        return await self._answer(Signal.LOGS, request, context)
+        return await self._answer(Signal.LOGS, requests, context)
 
-    async def _answer(self, signal: Signal, request: bytes, context: Any) -> bytes:
+    async def _answer(self, signal: Signal, requests: AsyncIterator[bytes], context: Any) -> bytes:
+        """The token is checked before the message is read; the message must arrive
+        within ``connections.read_timeout`` and fit the in-flight byte budget."""
         try:
             if not self._security.authorized(_metadata(context, "authorization")):
                 raise ExportError(Refusal.UNAUTHENTICATED, "missing or wrong bearer token")
-            return export_response(self._ingest_request(signal, request), False, signal)
+            request = await self._read_one(requests)
+            reservation = self._in_flight.reserve(len(request))
+            if reservation is None:
+                raise ExportError(Refusal.OVERLOADED, IN_FLIGHT_FULL, self._retry_after)
+            try:
+                result = self._ingest_request(signal, request)
+            finally:
+                reservation.release()
+            return export_response(result, False, signal)
         except ExportError as refused:
             failure = refused
             self._ingest.refused(_GRPC_CODES[refused.refusal].name, refused)
@@ -159,6 +209,17 @@ class GrpcReceiver:
         if signal is Signal.LOGS:
             return self._ingest.export_logs(decode_logs_protobuf, request)
         return self._ingest.export(decode_protobuf, request)
+
+    async def _read_one(self, requests: AsyncIterator[bytes]) -> bytes:
+        """The call's one request message (a unary call sends exactly one)."""
+        try:
+            async with asyncio.timeout(self._read_timeout):
+                return await anext(requests)
+        except StopAsyncIteration:
+            raise ExportError(Refusal.INVALID, "no request message") from None
+        except TimeoutError:
+            message = f"request message not received within {self._read_timeout:g}s"
+            raise ExportError(Refusal.TIMEOUT, message) from None
 
 
 class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyped package
@@ -213,6 +274,10 @@ def _metadata(context: Any, key: str) -> str | None:
         if name == key:
             return str(value)
     return None
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 def _address(host: str, port: int) -> str:

@@ -10,7 +10,9 @@ Answers use the request's content type (OTLP spec); error bodies are a
 
 from __future__ import annotations
 
+import asyncio
 import math
+import resource
 import zlib
 from enum import Enum
 
@@ -35,7 +37,13 @@ from collector.receivers.common import (
 )
 from collector.receivers.encoding import export_response, status_body
 from collector.receivers.handoff import SignalConsumer
-from collector.receivers.lifecycle import WebServer, WebService
+from collector.receivers.inflight import (
+    IN_FLIGHT_FULL,
+    InFlightBytes,
+    Reservation,
+    in_flight_budget,
+)
+from collector.receivers.lifecycle import Limits, WebServer, WebService
 from collector.receivers.security import ReceiverSecurity
 from collector.telemetry.registry import Telemetry
 
@@ -51,6 +59,7 @@ HTTP_STATUS: dict[Refusal, int] = {
     Refusal.METHOD: 405,
     Refusal.INTERNAL: 500,
     Refusal.UNAUTHENTICATED: 401,
+    Refusal.TIMEOUT: 408,
 }
 
 
@@ -69,6 +78,8 @@ _LOG_DECODERS: dict[BodyFormat, LogDecoder] = {
     BodyFormat.PROTOBUF: decode_logs_protobuf,
     BodyFormat.JSON: decode_logs_json,
 }
+_MAX_AUTO_CONNECTIONS = 4096
+_LINGERING_S = 10.0  # aiohttp's default
 _IDENTITY = frozenset({"", "identity"})
 _GZIP = frozenset({"gzip", "x-gzip"})
 
@@ -88,17 +99,32 @@ class HttpReceiver(WebService):
         selector: AttributeSelector,
         telemetry: Telemetry,
         security: ReceiverSecurity | None = None,
+        *,
+        in_flight: InFlightBytes | None = None,
     ) -> None:
+        """``in_flight`` is the byte budget shared with the gRPC receiver (else its own)."""
         self._max_request_size = config.max_request_size
+        self._retry_after = config.retry_after
+        self._in_flight = in_flight or in_flight_budget(config, telemetry)
+        self._read_timeout = config.connections.read_timeout
         self._ingest = Ingest("http", consumer, selector, telemetry, config.retry_after)
         self._security = security or ReceiverSecurity()
-        # auto_decompress=False: see the module docstring.
+        refused = telemetry.ingest.connections_refused.labels(server="http")
+        limits = Limits(
+            connection_limit(config.connections.max_connections),
+            config.connections.idle_timeout,
+            refused.inc,
+        )
+        # auto_decompress=False: see the module docstring. After an error answer, the
+        # unread rest of a body is read and dropped for at most lingering_time.
         self._server = WebServer(
             "OTLP/HTTP",
             config.http.host_port,
             self._make_app,
+            limits,
             ssl_context=self._security.ssl_context(),
             auto_decompress=False,
+            lingering_time=min(_LINGERING_S, self._read_timeout),
         )
 
     def _make_app(self) -> web.Application:
@@ -157,20 +183,53 @@ class HttpReceiver(WebService):
         if signal is Signal.LOGS:
             return self._ingest.export_logs(_LOG_DECODERS[body_format], payload)
         return self._ingest.export(_DECODERS[body_format], payload)
+        reservation = self._reserve(request)
+        try:
+            payload = await self._read_body(request)
+            reservation.shrink(len(payload))
+            if gzipped:
+                payload = gunzip(payload, self._max_request_size)
+            return self._ingest.export(_DECODERS[body_format], payload)
+        finally:
+            reservation.release()
+
+    def _reserve(self, request: web.Request) -> Reservation:
+        """Room for the body in the in-flight budget, before a byte of it is read."""
+        if (request.content_length or 0) > self._max_request_size:
+            raise self._too_large()  # refuse before reading anything
+        reservation = self._in_flight.reserve(request.content_length or self._max_request_size)
+        if reservation is None:
+            raise ExportError(Refusal.OVERLOADED, IN_FLIGHT_FULL, self._retry_after)
+        return reservation
+
+    def _too_large(self) -> ExportError:
+        message = f"request body over the {self._max_request_size}-byte limit"
+        return ExportError(Refusal.TOO_LARGE, message)
 
     async def _read_body(self, request: web.Request) -> bytes:
-        too_large = ExportError(
-            Refusal.TOO_LARGE, f"request body over the {self._max_request_size}-byte limit"
-        )
-        if (request.content_length or 0) > self._max_request_size:
-            raise too_large  # refuse before reading anything
+        too_large = self._too_large()
         try:
-            return await request.read()
+            async with asyncio.timeout(self._read_timeout):
+                return await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise too_large from None
+        except TimeoutError:
+            message = f"request body not received within {self._read_timeout:g}s"
+            raise ExportError(Refusal.TIMEOUT, message) from None
         except (web.RequestPayloadError, ConnectionError) as exc:
             # Bad chunked framing, or the client left mid-body: its fault, not a bug of ours.
             raise ExportError(Refusal.INVALID, f"incomplete request body: {exc}") from exc
+
+
+def connection_limit(configured: int | None) -> int:
+    """``configured``, or a quarter of this process's open-file limit (at most 4096):
+    half-open clients must not take the descriptors gRPC, admin and files need."""
+    if configured is not None:
+        return configured
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return _MAX_AUTO_CONNECTIONS
+    return max(1, min(_MAX_AUTO_CONNECTIONS, soft // 4))
 
 
 def _body_format(request: web.Request) -> BodyFormat | None:
@@ -243,4 +302,6 @@ def _error_headers(refused: ExportError) -> dict[str, str]:
         return {"Accept-Encoding": "gzip"}
     if refused.refusal is Refusal.UNAUTHENTICATED:
         return {"WWW-Authenticate": 'Bearer realm="evald"'}  # RFC 6750 §3
+    if refused.refusal is Refusal.TIMEOUT:
+        return {"Connection": "close"}  # the rest of the body may still be on its way
     return {}

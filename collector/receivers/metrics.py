@@ -3,7 +3,7 @@ refused and dropped."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 
 class IngestMetrics:
@@ -48,6 +48,17 @@ class IngestMetrics:
             "evald_log_records_dropped",
             "Log records accepted but not assembled, by reason (no_trace_id, own_output)",
             ["transport", "reason"],
+            registry=r,
+        )
+        self.connections_refused = Counter(
+            "evald_connections_refused",
+            "HTTP connections answered 503 and closed: over max_connections (server: http, admin)",
+            ["server"],
+            registry=r,
+        )
+        self.bytes_in_flight = Gauge(
+            "evald_receiver_bytes_in_flight",
+            "Bytes of export requests being received or decoded (max_in_flight_bytes)",
             registry=r,
         )
         self.attribute_values_truncated = Counter(

@@ -22,7 +22,7 @@ from pydantic import SecretStr
 
 from collector.config.settings import OtlpReceivers, ReceiverAuth, ReceiverTls
 
-_BEARER = "Bearer "
+_BEARER = "bearer"  # compared case-insensitively (RFC 7235 §2.1)
 
 
 class ReceiverSecurityError(Exception):
@@ -45,13 +45,17 @@ class ReceiverSecurity:
     tls: _TlsMaterial | None = None
 
     def authorized(self, authorization: str | None) -> bool:
-        """Whether an ``Authorization`` header value carries the token (always, without one)."""
+        """Whether an ``Authorization`` header value carries the token (always, without one).
+
+        The scheme ``Bearer`` is matched in any case (RFC 7235 §2.1); the token exactly.
+        """
         if self.token is None:
             return True
-        if not authorization or not authorization.startswith(_BEARER):
+        scheme, _, credentials = (authorization or "").partition(" ")
+        if scheme.lower() != _BEARER:
             return False
         # surrogateescape: aiohttp decodes header bytes that way; never raise on them.
-        presented = authorization[len(_BEARER) :].strip().encode("utf-8", "surrogateescape")
+        presented = credentials.strip().encode("utf-8", "surrogateescape")
         return hmac.compare_digest(presented, self.token.get_secret_value().encode())
 
     def ssl_context(self) -> ssl.SSLContext | None:

@@ -41,7 +41,7 @@ class _Bound:
     prometheus_client validates the values and takes a lock in every ``labels()``
     call (~2 µs; a trace needs about 25); a dict hit costs a tenth of that. The
     cache holds the children the metric holds anyway: traffic-derived values go
-    through ``LabelGuard`` first, so it is bounded by the same cardinality cap.
+    through ``LabelGuard`` and ``SeriesBudget`` first, so it is bounded by the same caps.
     """
 
     __slots__ = ("_children", "_metric")
@@ -95,7 +95,9 @@ class MetricsSink(ResultSink):
         """Nothing to flush: Prometheus scrapes the registry."""
 
     def _labels(self, trajectory: Trajectory) -> tuple[str, str]:
-        return self._t.service_label(trajectory.service), self._t.agent_label(trajectory.agent)
+        t = self._t
+        pair = t.agent_series(t.service_label(trajectory.service), t.agent_label(trajectory.agent))
+        return pair[0], pair[1]
 
     def _outcomes(
         self, trajectory: Trajectory, outcomes: Sequence[Outcome], service: str, agent: str
@@ -140,6 +142,7 @@ class MetricsSink(ResultSink):
         self._llm_facts(trajectory, service, agent)
 
     def _tool_call(self, service: str, tool: str, *, failed: bool) -> None:
+        service, tool = self._t.tool_series(service, tool)
         self._tool_calls(service, tool).inc()
         # Created at 0 with the first call, so errors/calls ratios exist for every tool.
         errors = self._tool_errors(service, tool)

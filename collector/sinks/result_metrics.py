@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from collector.telemetry.labels import LabelGuard
+from collector.telemetry.labels import LabelGuard, SeriesBudget
 
 # Score histogram buckets: scores are usually in [0, 1]. Latency buckets: agent runs, and
 # the results of evaluators in seconds.
@@ -18,7 +18,14 @@ EVAL_DURATION_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 
 class ResultMetrics:
     """What evaluated traces report; traffic-derived labels go through ``LabelGuard``s."""
 
-    def __init__(self, registry: CollectorRegistry, label_value_limit: int = 200) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        label_value_limit: int = 200,
+        *,
+        label_value_length: int = 64,
+        series_limit: int = 100,
+    ) -> None:
         r = registry
         self.traces_evaluated = Counter(
             "evald_traces_evaluated",
@@ -111,6 +118,24 @@ class ResultMetrics:
             ["label"],
             registry=r,
         )
-        self.service_label = LabelGuard("service", label_value_limit, self.label_overflow)
-        self.agent_label = LabelGuard("agent", label_value_limit, self.label_overflow)
-        self.tool_label = LabelGuard("tool", label_value_limit, self.label_overflow)
+        self.label_truncated = Counter(
+            "evald_label_values_truncated",
+            "Label values cut to telemetry.label_value_length",
+            ["label"],
+            registry=r,
+        )
+        self.series_overflow = Counter(
+            "evald_series_overflow",
+            "Observations put in the 'other' series because their label combination "
+            "was over telemetry.max_series_per_metric",
+            ["labels"],
+            registry=r,
+        )
+        guard = (label_value_limit, self.label_overflow, label_value_length, self.label_truncated)
+        self.service_label = LabelGuard("service", *guard)
+        self.agent_label = LabelGuard("agent", *guard)
+        self.tool_label = LabelGuard("tool", *guard)
+        # The families labelled (service, agent) share one budget, those labelled
+        # (service, tool) another (telemetry.labels.SeriesBudget).
+        self.agent_series = SeriesBudget(("service", "agent"), series_limit, self.series_overflow)
+        self.tool_series = SeriesBudget(("service", "tool"), series_limit, self.series_overflow)

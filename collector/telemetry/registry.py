@@ -30,19 +30,30 @@ disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometh
 class Telemetry:
     """All of evald's metrics, registered on ``registry`` (a fresh one in tests).
 
-    ``label_value_limit`` caps the distinct values of each traffic-derived label
-    (``telemetry.label_value_limit``; see ``collector.telemetry.labels``).
+    ``label_value_limit`` caps the distinct values of each traffic-derived label,
+    ``label_value_length`` their length, ``series_limit`` the combinations of them a
+    metric family holds (``telemetry.*``; see ``collector.telemetry.labels``).
     """
 
     def __init__(
-        self, registry: CollectorRegistry | None = None, label_value_limit: int = 200
+        self,
+        registry: CollectorRegistry | None = None,
+        label_value_limit: int = 200,
+        *,
+        label_value_length: int = 64,
+        series_limit: int = 100,
     ) -> None:
         self.registry = registry or CollectorRegistry()
         self.build = BuildMetrics(self.registry)
         self.ingest = IngestMetrics(self.registry)
         self.assembly = AssemblyMetrics(self.registry)
         self.evaluation = EvaluationMetrics(self.registry)
-        self.results = ResultMetrics(self.registry, label_value_limit)
+        self.results = ResultMetrics(
+            self.registry,
+            label_value_limit,
+            label_value_length=label_value_length,
+            series_limit=series_limit,
+        )
         # process_* (memory, CPU, file descriptors), python_gc_*, python_info: the
         # collectors prometheus-client puts on its default registry, on this one.
         ProcessCollector(registry=self.registry)

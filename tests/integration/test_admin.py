@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -106,3 +107,58 @@ def test_healthz_always_and_readyz_follows_ready(admin: AdminServer, readiness: 
 def test_unknown_path_and_method(admin: AdminServer) -> None:
     assert get(admin, "/nope").status == 404
     assert get(admin, "/metrics", method="POST").status == 405
+
+
+class _Broken:
+    """A registry collector whose exposition cannot be rendered (while ``broken``)."""
+
+    broken = True
+
+    def collect(self) -> Any:
+        if self.broken:
+            raise UnicodeEncodeError("utf-8", "x\ud800", 1, 2, "surrogates not allowed")
+        return iter(())
+
+
+def test_readyz_is_not_ready_while_metrics_cannot_render(
+    admin: AdminServer, telemetry: Telemetry, readiness: Readiness
+) -> None:
+    readiness.ready = True
+    broken = _Broken()
+    telemetry.registry.register(broken)  # type: ignore[arg-type]
+    assert get(admin, "/metrics").status == 500
+    answer = get(admin, "/readyz")
+    assert answer.status == 503 and b"/metrics" in answer.body
+    broken.broken = False
+    assert get(admin, "/metrics").status == 200
+    assert get(admin, "/readyz").status == 200
+
+
+class _Held:
+    """A collector that holds every render until ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def collect(self) -> Any:
+        self.entered.set()
+        self.release.wait(10)
+        return iter(())
+
+
+def test_a_slow_render_does_not_block_the_event_loop(
+    admin: AdminServer, telemetry: Telemetry, readiness: Readiness
+) -> None:
+    held = _Held()
+    telemetry.registry.register(held)  # type: ignore[arg-type]
+    scrape = threading.Thread(target=get, args=(admin, "/metrics"))
+    scrape.start()
+    try:
+        assert held.entered.wait(10)
+        # While /metrics renders, the loop (receivers, probes) still answers.
+        with urllib.request.urlopen(f"http://127.0.0.1:{admin.port}/healthz", timeout=2) as ok:
+            assert ok.status == 200
+    finally:
+        held.release.set()
+        scrape.join(10)

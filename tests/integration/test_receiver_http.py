@@ -205,8 +205,11 @@ def test_partial_success_in_json_for_all_zero_ids(
     assert answer.status == 200
     partial = json.loads(answer.body)["partialSuccess"]
     assert partial["rejectedSpans"] == "1"  # int64 → decimal string (proto3 JSON)
-    assert "all-zero" in partial["errorMessage"]
+    assert partial["errorMessage"] == "span with an empty or invalid trace_id"  # as protobuf
     assert metric("evald_spans_refused_total", transport="http", reason="invalid") == 1
+
+
+DEEP_VALUE = b'{"arrayValue": {"values": [' * 200 + b"{}" + b"]}}" * 200
 
 
 @pytest.mark.parametrize(
@@ -216,9 +219,20 @@ def test_partial_success_in_json_for_all_zero_ids(
         (protobuf_body()[:-5], PROTOBUF, "not a valid ExportTraceServiceRequest"),
         (b'{"resourceSpans": [', JSON, "not valid JSON"),
         (json_body(trace_id="W47/95gDgQPSabYzgT/GDA=="), JSON, "not base64"),
+        (json_body(int_value="PLACEHOLDER").replace(b'"PLACEHOLDER"', b"Infinity"), JSON,
+         "attributes[1].value.intValue: Couldn't parse integer"),
+        (json_body(int_value="PLACEHOLDER").replace(b'"PLACEHOLDER"', b"1e400"), JSON,
+         "attributes[1].value.intValue"),
+        (json_body(int_value="PLACEHOLDER").replace(b'{"intValue": "PLACEHOLDER"}', DEEP_VALUE),
+         JSON, "attributes[1].value: Message too deep"),
+        (json_body().replace(b'"svc"', b'"svc\\ud800"'), JSON,
+         "resourceSpans[0].resource.attributes[0].value.stringValue: Unpaired surrogate"),
+        (json_body().replace(b'"kind": 1', b'"kind": 1, "name": 5'), JSON,
+         "resourceSpans[0].scopeSpans[0].spans[0].name"),
     ],
-    ids=["random-bytes", "truncated-protobuf", "bad-json", "base64-ids"],
-)
+    ids=["random-bytes", "truncated-protobuf", "bad-json", "base64-ids", "infinity-int",
+         "1e400-int", "nesting-200", "lone-surrogate", "wrong-type"],
+)  # fmt: skip
 def test_undecodable_body_is_400_with_status_and_server_keeps_serving(
     post: Callable[..., Answer],
     consumer: RecordingConsumer,

@@ -58,7 +58,7 @@ def section_model(annotation: object) -> type[BaseModel] | None:
         if (
             isinstance(option, type)
             and issubclass(option, BaseModel)
-            and option.__module__ == Config.__module__
+            and option.__module__.startswith("collector.config")
             and option is not JudgeEndpoint
         ):
             return option

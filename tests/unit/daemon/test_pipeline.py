@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -13,10 +14,12 @@ from support.stages import make_stage
 
 from collector.config.settings import Config
 from collector.core.clock import ManualClock
-from collector.core.records import Resource, Span
+from collector.core.records import Resource, Span, Trace
 from collector.daemon.pipeline import Pipeline
+from collector.processing.processor import Evaluated, TraceProcessor
 from collector.receivers.handoff import Overloaded
 from collector.sinks.base import ResultSink
+from collector.sinks.jsonl import ResultsFileSink
 from collector.telemetry.registry import Telemetry
 from evaluators.runner import Outcome
 from evaluators.spec import SpecSet
@@ -212,3 +215,59 @@ def test_a_dead_completion_timer_makes_the_pipeline_unready(
     loop_thread.run(wake_and_wait())
     assert not pipeline.ready
     loop_thread.run(pipeline.shutdown(1.0))
+
+
+class _SlowProcessor(TraceProcessor):
+    """Evaluation that takes until ``GATE`` opens (a slow evaluator at the deadline)."""
+
+    gate = threading.Event()
+    entered = threading.Event()
+
+    def process(self, trace: Trace) -> Evaluated | None:
+        self.entered.set()
+        self.gate.wait(10)
+        return super().process(trace)
+
+
+def test_a_trace_evaluated_past_the_grace_is_counted_dropped_not_raised(
+    loop_thread: LoopThread,
+    telemetry: Telemetry,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Shutdown ran out of time while trace 0 was being evaluated; the sinks were
+    # closed; the evaluation then ends and its results reach the closed results file.
+    config = Config.model_validate({"assembly": {"idle_timeout": 1}})
+    clock = ManualClock()
+    results = ResultsFileSink(tmp_path / "results.jsonl")
+    stage = make_stage(
+        SpecSet, [results], telemetry, always=["failure"], processor_class=_SlowProcessor
+    )
+    pipeline = Pipeline(config, clock, stage, telemetry)
+    _SlowProcessor.gate.clear()
+    _SlowProcessor.entered.clear()
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(_consume(pipeline, 0))
+    loop_thread.run(_complete(pipeline, clock))
+    assert _SlowProcessor.entered.wait(10)
+    assert loop_thread.run(pipeline.shutdown(0.05)) is False
+    stage.close(0.0)
+    _SlowProcessor.gate.set()
+
+    def dropped() -> float:
+        sample = {"reason": "shutdown_timeout"}
+        return telemetry.registry.get_sample_value("evald_traces_dropped_total", sample) or 0.0
+
+    deadline = time.monotonic() + 10
+    while dropped() < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert dropped() == 1
+    assert (
+        telemetry.registry.get_sample_value("evald_sink_errors_total", {"sink": "results_file"})
+        is None
+    )
+    assert not [record for record in caplog.records if record.exc_info]

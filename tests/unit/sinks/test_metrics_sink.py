@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from prometheus_client import generate_latest
+from prometheus_client.openmetrics import exposition as openmetrics
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 from support.daemon_harness import GOLDEN, daemon_config, golden_expectations, running_daemon
@@ -93,7 +95,9 @@ def label_values(sink_telemetry: Any, metric: str, label: str) -> set[str]:
 def test_ten_thousand_tool_names_stay_within_the_label_cap(
     configured: dict[str, int], cap: int
 ) -> None:
-    telemetry = build_telemetry(Config.model_validate({"telemetry": configured}))
+    # The combination budget is set out of the way: this is the per-label cap.
+    limits = configured | {"max_series_per_metric": 100_000}
+    telemetry = build_telemetry(Config.model_validate({"telemetry": limits}))
     sink = MetricsSink(telemetry)
     names = [f"tool-{i}" for i in range(10_000)]
     for n in range(100):
@@ -160,3 +164,47 @@ def test_later_outcomes_reach_sinks_with_or_without_write_outcomes() -> None:
     assert value("evald_traces_evaluated_total", {"service": "svc", "agent": "agent"}) == 1
     labels = {"spec": "none", "evaluator": "judge", "service": "svc", "agent": "agent"}
     assert value("evald_evaluations_total", labels | {"outcome": "none"}) == 2
+
+
+@pytest.mark.parametrize(
+    "encoder", [generate_latest, openmetrics.generate_latest], ids=["text", "openmetrics"]
+)
+def test_label_values_that_utf8_cannot_encode_still_render(encoder: Any) -> None:
+    # Lone surrogates no longer come from the decoders; label values must render anyway.
+    telemetry = build_telemetry(Config())
+    sink = MetricsSink(telemetry)
+    trajectory = tool_trajectory(1, ["t\ud800"])._replace(service="bot\udfff", agent="\ud83d")
+    sink.write(trajectory, [Outcome(None, "latency", NumericResult(score=1.0), None, 0.1)])
+
+    exposition = encoder(telemetry.registry).decode()
+    assert 'service="bot\ufffd"' in exposition and 'tool="t\ufffd"' in exposition
+    assert 'agent="\ufffd"' in exposition
+
+
+def test_twenty_thousand_label_combinations_stay_within_the_series_budget() -> None:
+    telemetry = build_telemetry(Config())  # defaults: 100 combinations per family
+    sink = MetricsSink(telemetry)
+    outcomes = [Outcome(None, "latency", NumericResult(score=0.5), None, 0.01)]
+    for n in range(20_000):
+        trajectory = tool_trajectory(n, [f"tool-{n}"])._replace(
+            service=f"service-{n}", agent=f"agent-{n}-" + "x" * 200
+        )
+        sink.write(trajectory, outcomes)
+
+    for metric in ("evald_traces_evaluated", "evald_agent_latency_seconds", "evald_evaluations"):
+        pairs = {(s.labels["service"], s.labels["agent"]) for s in family(telemetry, metric)}
+        assert len(pairs) == 101 and ("other", "other") in pairs
+        assert all(len(agent) <= 64 for _, agent in pairs)
+    tools = {(s.labels["service"], s.labels["tool"]) for s in family(telemetry, "evald_tool_calls")}
+    assert len(tools) == 101
+    value = telemetry.registry.get_sample_value
+    overflow = value("evald_series_overflow_total", {"labels": "service,agent"})
+    assert overflow == 20_000 - 100
+    assert value("evald_traces_evaluated_total", {"service": "other", "agent": "other"}) == overflow
+    assert value("evald_label_values_truncated_total", {"label": "agent"}) == 20_000
+    assert len(generate_latest(telemetry.registry)) < 1_500_000  # 1.15 MB measured
+
+
+def family(telemetry: Any, name: str) -> list[Sample]:
+    (found,) = [m for m in telemetry.registry.collect() if m.name == name]
+    return list(found.samples)
