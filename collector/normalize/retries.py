@@ -22,15 +22,20 @@ def attempt_number(span: Span | None) -> int:
     """The attempt a tool span records itself to be (1 when it does not say)."""
     if span is None:
         return 1
+    attributes = span.attributes
     for key in ATTEMPT_KEYS:
-        found = integer(span.attributes.get(key))
-        if found is not None:
-            return found
+        value = attributes.get(key)
+        if value is not None:  # (the common case skips the conversion)
+            found = integer(value)
+            if found is not None:
+                return found
     return 1
 
 
 def fold(steps: list[tuple[Step, int]]) -> list[Step]:
     """``(step, attempt number)`` in trajectory order → steps with retries folded."""
+    if not any(attempt > 1 or step.error is not None for step, attempt in steps):
+        return [step for step, _ in steps]  # nothing failed, nothing retried: the usual case
     out: list[Step] = []
     last_tool: dict[str | None, int] = {}  # parent → index in ``out`` of its last step
     for step, attempt in steps:

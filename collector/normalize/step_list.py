@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from collector.normalize import conventions
-from collector.normalize.internal_tools import internal_tools as matcher_of
+from collector.normalize.control_tools import internal_tools as matcher_of
 from collector.normalize.join import LlmCall, join, unexecuted
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step

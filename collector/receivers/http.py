@@ -177,18 +177,14 @@ class HttpReceiver(WebService):
                 "use application/x-protobuf or application/json",
             )
         gzipped = _is_gzipped(request)
-        payload = await self._read_body(request)
-        if gzipped:
-            payload = gunzip(payload, self._max_request_size)
-        if signal is Signal.LOGS:
-            return self._ingest.export_logs(_LOG_DECODERS[body_format], payload)
-        return self._ingest.export(_DECODERS[body_format], payload)
         reservation = self._reserve(request)
         try:
             payload = await self._read_body(request)
             reservation.shrink(len(payload))
             if gzipped:
                 payload = gunzip(payload, self._max_request_size)
+            if signal is Signal.LOGS:
+                return self._ingest.export_logs(_LOG_DECODERS[body_format], payload)
             return self._ingest.export(_DECODERS[body_format], payload)
         finally:
             reservation.release()

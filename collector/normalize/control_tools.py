@@ -1,5 +1,8 @@
 """Which tool names are framework-internal (``Mappings.internal_tools`` globs), fast.
 
+(Not ``internal_tools.py``: mypyc's generated header for it would collide with the
+one it writes for ``tools.py``.)
+
 Asked for every tool step: exact names and ``prefix*`` globs are answered without
 ``fnmatch``; other globs fall back to it. One matcher per pattern tuple, cached.
 """
