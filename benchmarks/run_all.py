@@ -20,7 +20,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCH_DIR = HERE.parent.parent / "shared" / "bench"
-HELPERS = {"run_all.py", "baseline_receiver.py"}  # not benchmarks: this runner, serve's baseline
+# Not benchmarks: this runner, serve's baseline, the evald process the hardening ones watch.
+HELPERS = {"run_all.py", "baseline_receiver.py", "daemon_process.py"}
 SHORT: dict[str, list[str]] = {
     "normalize_throughput.py": ["--traces", "1000", "--repeat", "5"],
     "replay_throughput.py": ["--traces", "2000"],
@@ -28,6 +29,9 @@ SHORT: dict[str, list[str]] = {
     "serve_throughput.py": ["--duration", "5", "--warmup", "2"],
     "judge_shedding.py": ["--duration", "5", "--warmup", "2", "--rounds", "1",
                           "--judge-delay", "2"],
+    "hostile.py": ["--inputs", "1000"],
+    "cardinality.py": ["--combinations", "5000", "--seconds", "2", "--scrapes", "3"],
+    "soak.py": ["--minutes", "1", "--reload-every", "20", "--report-every", "15"],
 }  # fmt: skip
 MEMORY_TRACES = (5_000, 500)  # replay_memory.py: large and small file, 10x apart
 

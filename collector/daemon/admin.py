@@ -23,6 +23,7 @@ from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
 from collector.config.settings import Admin
+from collector.daemon.render import YieldingRegistry
 from collector.receivers.common import RateLimitedLog
 from collector.receivers.lifecycle import Limits, WebServer, WebService
 from collector.sinks.digest import ServiceDigest
@@ -67,7 +68,7 @@ class AdminServer(WebService):
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
         try:
             async with self._render_lock:
-                body = await asyncio.to_thread(encoder, self._registry)
+                body = await asyncio.to_thread(encoder, YieldingRegistry(self._registry))
         except Exception as exc:  # a collector that cannot render: say so, turn unready
             self._render_error = f"{type(exc).__name__}: {exc}"
             _log.log("render", logging.ERROR, f"/metrics cannot render: {exc!r}", exc_info=exc)

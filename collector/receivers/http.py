@@ -193,7 +193,8 @@ class HttpReceiver(WebService):
         """Room for the body in the in-flight budget, before a byte of it is read."""
         if (request.content_length or 0) > self._max_request_size:
             raise self._too_large()  # refuse before reading anything
-        reservation = self._in_flight.reserve(request.content_length or self._max_request_size)
+        length = request.content_length  # None: chunked, its size known once read
+        reservation = self._in_flight.reserve(self._max_request_size if length is None else length)
         if reservation is None:
             raise ExportError(Refusal.OVERLOADED, IN_FLIGHT_FULL, self._retry_after)
         return reservation

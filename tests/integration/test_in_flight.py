@@ -98,6 +98,8 @@ def test_bodies_beyond_the_budget_get_the_retryable_refusal_before_being_read(
         assert answer.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in answer
         status = status_pb2.Status.FromString(answer.split(b"\r\n\r\n", 1)[1])
         assert "max_in_flight_bytes" in status.message
+        # An empty body reserves nothing: it is answered even with the budget full.
+        assert post(http_receiver.port, b"").startswith(b"HTTP/1.1 200 ")
     finally:
         for sock in held:
             sock.close()
