@@ -274,7 +274,13 @@ _ADMIN_BAD = (
     b"GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     b"POST /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
 )
-_PATHS = ("/", "/v1/logs", "/v1/metrics", "/../etc/passwd", "/v1/traces/x")
+_PATHS = (
+    "/",
+    "/v1/metrics",
+    "/v1/profiles",
+    "/../etc/passwd",
+    "/v1/traces/x",
+)  # /v1/logs is served
 SLOW_KINDS = frozenset({"half-open", "slow-header", "slow-body"})
 
 
