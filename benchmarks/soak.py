@@ -132,9 +132,14 @@ def main() -> int:
     parser.add_argument("--bench-dir", help="unused (make bench passes it to every script)")
     args = parser.parse_args()
     judge = SlowJudge(0.05)
+    # The bounded memories are small, so that they are full within the first minutes:
+    # growth after that is a leak, not a cache filling up (at the defaults, 100 000
+    # decided trace ids and judge replies take hours of this load to fill).
     config = (
-        "specs: [soak-spec.yaml]\nspecs_watch_interval: 2s\nassembly: {idle_timeout: 1s}\n"
-        f"judges: {{endpoints: {{local: {{base_url: '{judge.url}', model: m, timeout: 10s}}}}}}\n"
+        "specs: [soak-spec.yaml]\nspecs_watch_interval: 2s\n"
+        "assembly: {idle_timeout: 1s, decided_traces_memory: 3000}\n"
+        f"judges: {{cache_size: 300, endpoints: {{local: {{base_url: '{judge.url}', model: m, "
+        "timeout: 10s}}}\n"
     )
     with Evald(config, {"soak-spec.yaml": SPEC.format(limit=10)}) as evald:
         samples, load = soak(evald, judge, args)

@@ -18,9 +18,9 @@ from typing import Any
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import CollectorRegistry
 
-SLICE_S = 0.00025  # rendering between two pauses
+SLICE_S = 0.0001  # rendering between two pauses (0.25 ms: 2x the median at times)
 PAUSE_S = 0.00005  # long enough for a waiting thread to take the GIL
-_SAMPLES_PER_CHECK = 32
+_SAMPLES_PER_CHECK = 4  # ~60 µs of formatting between clock reads
 
 
 class YieldingRegistry:
