@@ -63,10 +63,27 @@ def main() -> int:
         bound = start.rss_mib + IN_FLIGHT / 2**20 + 150
         checks["rss within start + in-flight budget + 150 MiB"] = peak[0] < bound
         print(f"rss bound {bound:.0f} MiB: {'ok' if peak[0] < bound else 'EXCEEDED'}")
+        crashes = _unexpected(evald.log)
     failed = tally.wrong or not all(checks.values()) or tally.count < args.inputs
     for line in tally.wrong[:30]:
         print("WRONG", line)
+    if crashes:
+        print("daemon log of the unexpected failures:", *crashes[:200], sep="\n", end="")
     return 1 if failed else 0
+
+
+def _unexpected(log: list[str]) -> list[str]:
+    """The daemon's log lines from each "failed unexpectedly" on, to its traceback's end."""
+    kept: list[str] = []
+    inside = False
+    for line in log:
+        if "failed unexpectedly" in line:
+            inside = True
+        elif inside and not line.startswith((" ", "Traceback", "\t")) and kept[-1][:1] != " ":
+            inside = False
+        if inside:
+            kept.append(line)
+    return kept
 
 
 def _sample(evald: Evald, peak: list[float], done: threading.Event) -> None:

@@ -60,6 +60,7 @@ class ExportError(Exception):
     """The request gets an error answer; nothing of it was kept."""
 
     def __init__(self, refusal: Refusal, message: str, retry_after_s: float = 0.0) -> None:
+        message = encodable(message)
         super().__init__(message)
         self.refusal = refusal
         self.message = message
@@ -250,5 +251,16 @@ class Ingest:
         return ExportError(Refusal.INTERNAL, "internal error; see the evald log")
 
 
+def encodable(message: str) -> str:
+    """``message`` with what UTF-8 cannot encode (lone surrogates) as ``\\udXXX`` escapes.
+
+    Error messages name the offending field or value, so they can echo a client's lone
+    surrogate; an answer carrying it would fail to encode and turn a 400 into a 500.
+    """
+    if message.isascii():
+        return message
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _join(first: str, second: str) -> str:
-    return "; ".join(part for part in (first, second) if part)
+    return encodable("; ".join(part for part in (first, second) if part))
