@@ -229,7 +229,7 @@ class _Builder:
                 parent, agent, anchor = parents[p], agents[p], anchors[p]
             else:
                 parent, agent, anchor = None, self.agent, None
-            reason = self.unreadable.get(i)
+            reason = self.unreadable.get(i) if self.unreadable else None
             if reason is None:
                 try:
                     step_id, agent, anchor = self._visit(i, rank, parent, agent, anchor)
@@ -249,7 +249,8 @@ class _Builder:
         step_id = span.span_id.hex()
         if role is Role.TOOL:
             draft = ToolDraft(span, self.mappings, step_id, parent, agent)
-            outer = self._layer_above(i, Role.TOOL)
+            # (Parents are visited first: with no tool draft yet there is no outer layer.)
+            outer = self._layer_above(i, Role.TOOL) if self.drafts else None
             if outer is not None and outer in self.drafts and self.drafts[outer].same_call(draft):
                 self.drafts[outer].absorb(draft)
                 self.layers_merged = True
@@ -259,7 +260,7 @@ class _Builder:
         elif role is Role.LLM:
             step = llm_step(span, step_id, parent, agent)
             requested = conventions.requested_calls(span)
-            outer = self._layer_above(i, Role.LLM)
+            outer = self._layer_above(i, Role.LLM) if self.calls else None
             if outer is not None and outer in self.calls:
                 # The same model call seen twice (ADK legacy ``call_llm`` → ``generate_content``,
                 # a framework's model span → the client library's): the outer span first.

@@ -30,6 +30,8 @@ class InternalTools:
             return True
         if self.prefixes and name.startswith(self.prefixes):
             return True
+        if not self.others:
+            return False
         return any(fnmatchcase(name, pattern) for pattern in self.others)
 
 

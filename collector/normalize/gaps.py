@@ -30,10 +30,18 @@ def gaps_of(
     """The gaps, in a fixed order. ``content_recorded``: some model call carried its
     messages; ``layers_merged``: two instrumentation layers recorded one call."""
     found: list[str] = []
-    tools = [step for step in steps if step.kind is StepKind.TOOL and step.executed]
-    if tools and all(step.args is None for step in tools):
+    tools = llms = False
+    args = results = False  # some executed tool step recorded arguments / a result
+    for step in steps:
+        if step.kind is StepKind.TOOL and step.executed:
+            tools = True
+            args = args or step.args is not None
+            results = results or step.result is not None or step.error is not None
+        elif step.kind is StepKind.LLM:
+            llms = True
+    if tools and not args:
         found.append(TOOL_ARGS)
-    if tools and all(step.result is None and step.error is None for step in tools):
+    if tools and not results:
         found.append(TOOL_RESULTS)
     if input_text is None:
         found.append(INPUT)
@@ -41,7 +49,7 @@ def gaps_of(
         found.append(OUTPUT)
     if session_id is None:
         found.append(SESSION_ID)
-    if any(step.kind is StepKind.LLM for step in steps) and not content_recorded:
+    if llms and not content_recorded:
         found.append(CONTENT)
     if layers_merged:
         found.append(DUPLICATE_INSTRUMENTATION)

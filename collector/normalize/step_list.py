@@ -35,6 +35,7 @@ def ordered_steps(
     rank_of, index_of = _model_calls(items, llms)
     joined = join([item for _, item in items if not isinstance(item, Step)])
     out: list[tuple[SortKey, Step, int]] = []  # (order, step, attempt number)
+    retried = False  # some tool step failed or counts an attempt: retries may need folding
     for key, item in items:
         if isinstance(item, ToolDraft):
             link = joined[id(item)]
@@ -44,7 +45,9 @@ def ordered_steps(
                 step = step if found is None else step._replace(call_id=found)
             if internal.matches(step.name):
                 step = step._replace(kind=StepKind.CONTROL)
-            out.append((key, step, attempt_number(item.span)))
+            attempt = attempt_number(item.span)
+            retried = retried or attempt > 1 or step.error is not None
+            out.append((key, step, attempt))
         else:
             out.append((key, item.step if isinstance(item, LlmCall) else item, 1))
     added = False
@@ -57,9 +60,12 @@ def ordered_steps(
         else:
             step = rebuilt_step(llm.step, call, answer)
         out.append(((step.start_unix_nano, rank_of[id(llm)], 1 + n), step, 1))
+        retried = retried or step.error is not None
         added = True
     if added:  # else ``out`` is in ``items`` order already
         out.sort(key=sort_key)
+    if not retried:  # the usual case: nothing to fold
+        return tuple([step for _, step, _ in out])
     return tuple(fold([(step, attempt) for _, step, attempt in out]))
 
 
