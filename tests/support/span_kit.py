@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from collector.core.records import (
@@ -15,7 +15,7 @@ from collector.core.records import (
     StatusCode,
     Trace,
 )
-from collector.normalize import Mappings, normalize
+from collector.normalize import ATTRIBUTE_SELECTOR, Mappings, normalize
 from evaluators.trajectory import Step, Trajectory
 
 TRACE_ID = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
@@ -38,10 +38,16 @@ def span(
     end: int | None = None,
     status: int = StatusCode.UNSET,
     message: str = "",
-    events: tuple[SpanEvent, ...] = (),
+    events: tuple[SpanEvent | tuple[str, Mapping[str, AttrValue]], ...] = (),
     scope: str = "",
 ) -> Span:
+    """Span ``n`` (id ``n``, starting at ``n`` µs unless ``start`` says); ``events`` may be
+    given as ``(name, attributes)`` pairs, recorded 1 ns after the span starts."""
     begin = start if start is not None else n * 1000
+    recorded = tuple(
+        event if isinstance(event, SpanEvent) else SpanEvent(event[0], begin + 1, event[1])
+        for event in events
+    )
     return Span(
         TRACE_ID,
         sid(n),
@@ -53,16 +59,44 @@ def span(
         status,
         message,
         attributes or {},
-        events,
+        recorded,
         RESOURCE,
         scope,
     )
 
 
+class Recording(Mapping[str, AttrValue]):
+    """Attributes that note every key looked up in ``read``."""
+
+    def __init__(self, data: Mapping[str, AttrValue], read: set[str]) -> None:
+        self.data, self.read = data, read
+
+    def __getitem__(self, key: str) -> AttrValue:
+        self.read.add(key)
+        return self.data[key]
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return key in self.data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
 def run(*spans: Span, mappings: Mappings | None = None) -> Trajectory:
-    trace = Trace(TRACE_ID, tuple(spans), CompletionReason.END_OF_INPUT, 0, 0)
+    """Normalize ``spans`` as one trace, checking that the trajectory serializes and that
+    every span attribute the normalizer read is one the decoder keeps (a key outside
+    ``ATTRIBUTE_SELECTOR`` would be read here and never arrive in the daemon)."""
+    read: set[str] = set()
+    recorded = tuple(s._replace(attributes=Recording(s.attributes, read)) for s in spans)
+    trace = Trace(TRACE_ID, recorded, CompletionReason.END_OF_INPUT, 0, 0)
     trajectory = normalize(trace, mappings)
     json.dumps(trajectory.to_json())  # always serializable
+    kept = ATTRIBUTE_SELECTOR if mappings is None else mappings.selector(ATTRIBUTE_SELECTOR)
+    assert sorted(key for key in read if not kept.wants(key)) == []
     return trajectory
 
 

@@ -9,84 +9,12 @@ values are made up.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collector.core.records import (
-    AttrValue,
-    CompletionReason,
-    Resource,
-    Span,
-    SpanEvent,
-    StatusCode,
-    Trace,
-)
-from collector.normalize import ATTRIBUTE_SELECTOR, normalize
+from support.span_kit import run, span
+
+from collector.core.records import AttrValue, Span, StatusCode
 from evaluators.trajectory import StepKind, Trajectory
-
-TRACE_ID = bytes.fromhex("5b8efff798038103d269b633813fc60c")
-
-
-def span(
-    n: int,
-    name: str,
-    attributes: Mapping[str, AttrValue],
-    *,
-    parent: int = 0,
-    scope: str = "",
-    status: int = StatusCode.UNSET,
-    message: str = "",
-    events: tuple[tuple[str, dict[str, AttrValue]], ...] = (),
-) -> Span:
-    return Span(
-        TRACE_ID,
-        n.to_bytes(8, "big"),
-        parent.to_bytes(8, "big") if parent else b"",
-        name,
-        1,
-        n * 1000,
-        n * 1000 + 900,
-        status,
-        message,
-        attributes,
-        tuple(SpanEvent(event, n * 1000 + 1, attrs) for event, attrs in events),
-        Resource("svc", {}),
-        scope,
-    )
-
-
-class Recording(Mapping[str, AttrValue]):
-    """Attributes that note every key looked up, to check it against the selector."""
-
-    def __init__(self, data: Mapping[str, AttrValue]) -> None:
-        self.data = data
-
-    def __getitem__(self, key: str) -> AttrValue:
-        READ.add(key)
-        return self.data[key]
-
-    def __contains__(self, key: object) -> bool:
-        READ.add(str(key))
-        return key in self.data
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
-READ: set[str] = set()
-
-
-def run(*spans: Span) -> Trajectory:
-    """Normalize, and check that every attribute read is one the decoder keeps."""
-    READ.clear()
-    recorded = tuple(s._replace(attributes=Recording(s.attributes)) for s in spans)
-    trajectory = normalize(Trace(TRACE_ID, recorded, CompletionReason.IDLE, 0, 0))
-    json.dumps(trajectory.to_json())
-    assert sorted(key for key in READ if not ATTRIBUTE_SELECTOR.wants(key)) == []
-    return trajectory
 
 
 def calls(trajectory: Trajectory) -> list[tuple[str, Any, str | None, bool]]:
