@@ -32,11 +32,12 @@ from collector.normalize.gaps import gaps_of
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
-from collector.normalize.run_text import run_input, run_output
+from collector.normalize.run_text import recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
 from collector.normalize.step_list import (
     Item,
     SortKey,
+    answer_tool,
     content_recorded,
     control_output,
     ordered_steps,
@@ -178,7 +179,10 @@ class _Builder:
         session = session_id([spans[i] for i in order], self.mappings)
         run_spans = self._run_spans()
         input_text = run_input(run_spans, self.llms)
-        output_text = run_output(run_spans, self.llms) or control_output(steps)
+        output_text = run_output(run_spans, self.llms)
+        if steps and steps[-1].kind is StepKind.TOOL:  # (outputs are read only then)
+            steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
+        output_text = output_text or control_output(steps)
         return Trajectory(
             trace_id=self.trace.trace_id.hex(),
             service=root.resource.service_name,

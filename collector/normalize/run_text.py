@@ -59,6 +59,18 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
     return None
 
 
+def recorded_outputs(run_spans: Sequence[Span], output: str | None) -> list[str]:
+    """Every text the run spans record as the run's output, ``output`` first: evidence
+    for ``step_list.answer_tool`` (a run span's ``output.value`` is not the answer when
+    model calls give one, but it is what the framework handed back)."""
+    found = [output] if output else []
+    for span in run_spans:
+        text = conventions.first_text(conventions.RUN_OUTPUT_FALLBACK, span)
+        if text:
+            found.append(text)
+    return found
+
+
 def _from_layers(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> str | None:
     for span in llm.spans:
         found = conventions.first_text(readers, span)

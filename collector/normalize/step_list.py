@@ -3,7 +3,8 @@
 Executed tool spans are joined to the requests of the model calls (``join``);
 requested calls that no span executed are rebuilt from a later model call's history
 (``rebuilt``) or kept as unexecuted; framework-internal tools become ``control``
-steps; retries are folded (``retries``). Order: start time, then span-tree order.
+steps, by name (``internal_tools``) or by evidence (``answer_tool``); retries are
+folded (``retries``). Order: start time, then span-tree order.
 """
 
 from __future__ import annotations
@@ -108,6 +109,33 @@ def control_output(steps: tuple[Step, ...]) -> str | None:
             if isinstance(value, str) and value:
                 return value
     return None
+
+
+def answer_tool(steps: tuple[Step, ...], outputs: Sequence[str]) -> tuple[Step, ...]:
+    """``steps`` with the run's last step marked ``control`` when, by evidence, it is a
+    final-answer tool of a framework not in ``internal_tools``: a model call chose it, the
+    run ended on it (no step after it), and its lone text argument is one of ``outputs``
+    (what the run recorded as its output) verbatim: the framework handed the tool's
+    argument back as the answer. Without a recorded output there is no evidence, and
+    the step stays a tool call."""
+    if not outputs or len(steps) < 2:
+        return steps
+    last = steps[-1]
+    if last.kind is not StepKind.TOOL:
+        return steps
+    text = _lone_text(last.args)
+    if text is None or all(text != output.strip() for output in outputs):
+        return steps
+    if not any(step.kind is StepKind.LLM for step in steps):
+        return steps
+    return (*steps[:-1], last._replace(kind=StepKind.CONTROL))
+
+
+def _lone_text(args: object) -> str | None:
+    """The stripped text of arguments that are one string, or an object of one string."""
+    if isinstance(args, dict) and len(args) == 1:
+        args = next(iter(args.values()))
+    return args.strip() if isinstance(args, str) else None
 
 
 def content_recorded(

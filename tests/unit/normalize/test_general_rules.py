@@ -160,6 +160,33 @@ def test_the_internal_tool_list_is_configurable() -> None:
     assert run(*spans, mappings=mappings).steps_of([StepKind.CONTROL])[0].name == "stop_loop"
 
 
+def answer_run(argument: str, *, then_chat: bool = False) -> Trajectory:
+    """A run whose model calls an unlisted ``respond`` tool; the agent span records
+    ``Refund issued.`` as the run's output (OpenInference ``output.value``)."""
+    agent = genai_agent(**{"output.value": "Refund issued."})
+    call = {"id": "c1", "name": "respond", "arguments": {"message": argument}}
+    spans = [agent, genai_chat(2, [call]),
+             genai_tool(3, "respond", json.dumps({"message": argument}), call_id="c1")]  # fmt: skip
+    if then_chat:
+        spans.append(genai_chat(4, [], text="Refund issued."))
+    return run(*spans)
+
+
+def test_a_run_ending_on_a_tool_that_hands_back_its_output_ends_on_a_control_step() -> None:
+    trajectory = answer_run("Refund issued.")
+    assert trajectory.tool_calls == ()
+    assert [step.name for step in trajectory.steps_of([StepKind.CONTROL])] == ["respond"]
+    assert trajectory.output == "Refund issued."
+
+
+@pytest.mark.parametrize("then_chat", [False, True])
+def test_a_last_tool_is_a_tool_call_without_the_evidence(then_chat: bool) -> None:
+    argument = "Refund issued." if then_chat else "Refund issued for invoice 9."
+    trajectory = answer_run(argument, then_chat=then_chat)
+    assert [step.name for step in trajectory.tool_calls] == ["respond"]
+    assert trajectory.steps_of([StepKind.CONTROL]) == ()
+
+
 def test_dspy_capture_finish_is_a_control_step() -> None:
     trajectory = captured("dspy-openinference", "correct")
     assert "finish" not in [step.name for step in trajectory.tool_calls]
