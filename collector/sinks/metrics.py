@@ -13,9 +13,6 @@ trajectory facts were counted once per turn, when each trace was written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from prometheus_client.metrics import MetricWrapperBase
 
 from collector.sinks.base import ResultSink
 from collector.telemetry.registry import Telemetry
@@ -35,28 +32,6 @@ def outcome_label(outcome: Outcome) -> str:
     return "pass" if outcome.passed else "fail"
 
 
-class _Bound:
-    """``metric.labels(*values)``, remembered per tuple of label values.
-
-    prometheus_client validates the values and takes a lock in every ``labels()``
-    call (~2 µs; a trace needs about 25); a dict hit costs a tenth of that. The
-    cache holds the children the metric holds anyway: traffic-derived values go
-    through ``LabelGuard`` and ``SeriesBudget`` first, so it is bounded by the same caps.
-    """
-
-    __slots__ = ("_children", "_metric")
-
-    def __init__(self, metric: MetricWrapperBase) -> None:
-        self._metric = metric
-        self._children: dict[tuple[str, ...], Any] = {}
-
-    def __call__(self, *values: str) -> Any:
-        child = self._children.get(values)
-        if child is None:
-            child = self._children[values] = self._metric.labels(*values)
-        return child
-
-
 class MetricsSink(ResultSink):
     """Updates the ``evald_*`` trajectory and evaluation metrics of ``telemetry``."""
 
@@ -64,32 +39,35 @@ class MetricsSink(ResultSink):
 
     def __init__(self, telemetry: Telemetry) -> None:
         self._t = t = telemetry.results
-        self._traces_evaluated = _Bound(t.traces_evaluated)
-        self._traces_failed = _Bound(t.traces_failed)
-        self._traces_without_tools = _Bound(t.traces_without_tools)
-        self._trace_latency = _Bound(t.trace_latency)
-        self._steps_per_trace = _Bound(t.steps_per_trace)
-        self._tool_calls_per_trace = _Bound(t.tool_calls_per_trace)
-        self._tool_calls = _Bound(t.tool_calls)
-        self._tool_errors = _Bound(t.tool_errors)
-        self._llm_calls = _Bound(t.llm_calls)
-        self._llm_tokens = _Bound(t.llm_tokens)
-        self._evaluations = _Bound(t.evaluations)
-        self._scores = _Bound(t.scores)
-        self._result_seconds = _Bound(t.result_seconds)
-        self._evaluation_duration = _Bound(t.evaluation_duration)
-        self._gaps = _Bound(t.trajectory_gaps)
+        self._traces_evaluated = t.traces_evaluated.labels
+        self._traces_failed = t.traces_failed.labels
+        self._traces_without_tools = t.traces_without_tools.labels
+        self._trace_latency = t.trace_latency.labels
+        self._steps_per_trace = t.steps_per_trace.labels
+        self._tool_calls_per_trace = t.tool_calls_per_trace.labels
+        self._tool_calls = t.tool_calls.labels
+        self._tool_errors = t.tool_errors.labels
+        self._llm_calls = t.llm_calls.labels
+        self._llm_tokens = t.llm_tokens.labels
+        self._evaluations = t.evaluations.labels
+        self._scores = t.scores.labels
+        self._result_seconds = t.result_seconds.labels
+        self._evaluation_duration = t.evaluation_duration.labels
+        self._gaps = t.trajectory_gaps.labels
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
-        """Count the trajectory's facts once, then its outcomes."""
-        service, agent = self._labels(trajectory)
-        self._trajectory_facts(trajectory, service, agent)
-        self._outcomes(trajectory, outcomes, service, agent)
+        """Count the trajectory's facts once, then its outcomes (a scrape sees all or none)."""
+        with self._t.per_trace.lock:
+            service, agent = self._labels(trajectory)
+            self._trajectory_facts(trajectory, service, agent)
+            self._outcomes(trajectory, outcomes, service, agent)
 
     def write_outcomes(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
-        """More outcomes of a trajectory already written (e.g. a judge's, later)."""
-        service, agent = self._labels(trajectory)
-        self._outcomes(trajectory, outcomes, service, agent)
+        """More outcomes of a trajectory already written (e.g. a judge's, later, on the
+        judge thread: the lock keeps the evaluation thread's updates whole)."""
+        with self._t.per_trace.lock:
+            service, agent = self._labels(trajectory)
+            self._outcomes(trajectory, outcomes, service, agent)
 
     def close(self) -> None:
         """Nothing to flush: Prometheus scrapes the registry."""
@@ -102,7 +80,7 @@ class MetricsSink(ResultSink):
     def _outcomes(
         self, trajectory: Trajectory, outcomes: Sequence[Outcome], service: str, agent: str
     ) -> None:
-        exemplar = {"trace_id": trajectory.trace_id}
+        exemplar = trajectory.trace_id
         for outcome in outcomes:
             labels = (outcome.spec_id or NO_SPEC, outcome.evaluator, service, agent)
             self._count_outcome(labels, outcome_label(outcome))
@@ -128,18 +106,31 @@ class MetricsSink(ResultSink):
         failed = self._traces_failed(service, agent)  # born at 0 with the agent's first run
         if trajectory.failed:
             failed.inc()
-        exemplar = {"trace_id": trajectory.trace_id}
+        exemplar = trajectory.trace_id
         self._trace_latency(service, agent).observe(trajectory.latency_s, exemplar)
         self._steps_per_trace(service, agent).observe(len(trajectory.steps))
-        tools = trajectory.tool_calls
-        self._tool_calls_per_trace(service, agent).observe(len(tools))
+        tools = llm_steps = tokens_in = tokens_out = 0
+        tool_label = self._t.tool_label
+        for step in trajectory.steps:  # one pass (the trajectory's properties make one each)
+            kind = step.kind
+            if kind is StepKind.TOOL:
+                tools += 1
+                self._tool_call(service, tool_label(step.name), failed=step.error is not None)
+            elif kind is StepKind.LLM:
+                llm_steps += 1
+                tokens_in += step.input_tokens or 0
+                tokens_out += step.output_tokens or 0
+        self._tool_calls_per_trace(service, agent).observe(tools)
         if not tools:
             self._traces_without_tools(service).inc()
-        for step in tools:
-            self._tool_call(service, self._t.tool_label(step.name), failed=step.error is not None)
         for gap in trajectory.gaps:
             self._gaps(service, gap).inc()
-        self._llm_facts(trajectory, service, agent)
+        if llm_steps:
+            self._llm_calls(service, agent).inc(llm_steps)
+            if tokens_in:
+                self._llm_tokens(service, agent, "input").inc(tokens_in)
+            if tokens_out:
+                self._llm_tokens(service, agent, "output").inc(tokens_out)
 
     def _tool_call(self, service: str, tool: str, *, failed: bool) -> None:
         service, tool = self._t.tool_series(service, tool)
@@ -148,14 +139,3 @@ class MetricsSink(ResultSink):
         errors = self._tool_errors(service, tool)
         if failed:
             errors.inc()
-
-    def _llm_facts(self, trajectory: Trajectory, service: str, agent: str) -> None:
-        llm_steps = sum(1 for step in trajectory.steps if step.kind is StepKind.LLM)
-        if not llm_steps:
-            return
-        self._llm_calls(service, agent).inc(llm_steps)
-        tokens_in, tokens_out = trajectory.input_tokens, trajectory.output_tokens  # sums
-        if tokens_in:
-            self._llm_tokens(service, agent, "input").inc(tokens_in)
-        if tokens_out:
-            self._llm_tokens(service, agent, "output").inc(tokens_out)

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter
 
+from collector.telemetry.fast_metrics import FastCounter, FastHistogram, MetricGroup
 from collector.telemetry.labels import LabelGuard, SeriesBudget
 
 # Score histogram buckets: scores are usually in [0, 1]. Latency buckets: agent runs, and
@@ -16,7 +17,11 @@ EVAL_DURATION_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 
 
 
 class ResultMetrics:
-    """What evaluated traces report; traffic-derived labels go through ``LabelGuard``s."""
+    """What evaluated traces report; traffic-derived labels go through ``LabelGuard``s.
+
+    The families ``MetricsSink`` writes for every trace are ``fast_metrics`` families
+    of one group: write them with ``per_trace.lock`` held.
+    """
 
     def __init__(
         self,
@@ -27,78 +32,90 @@ class ResultMetrics:
         series_limit: int = 100,
     ) -> None:
         r = registry
-        self.traces_evaluated = Counter(
+        self.per_trace = g = MetricGroup(registry)
+        self.traces_evaluated = FastCounter(
+            g,
             "evald_traces_evaluated",
             "Traces normalised and evaluated",
             ["service", "agent"],
-            registry=r,
         )
-        self.traces_failed = Counter(
+        self.traces_failed = FastCounter(
+            g,
             "evald_traces_failed",
             "Agent runs that ended in error",
             ["service", "agent"],
-            registry=r,
         )
-        self.traces_without_tools = Counter(
+        self.traces_without_tools = FastCounter(
+            g,
             "evald_traces_without_tool_calls",
             "Traces in which no tool call was recognised",
             ["service"],
-            registry=r,
         )
-        self.trace_latency = Histogram(
+        self.trace_latency = FastHistogram(
+            g,
             "evald_agent_latency_seconds",
             "Agent run latency (root span duration)",
             ["service", "agent"],
             buckets=LATENCY_BUCKETS,
-            registry=r,
         )
-        self.steps_per_trace = Histogram(
+        self.steps_per_trace = FastHistogram(
+            g,
             "evald_trace_steps", "Steps per trace", ["service", "agent"],
-            buckets=COUNT_BUCKETS, registry=r,
+            buckets=COUNT_BUCKETS,
         )  # fmt: skip
-        self.tool_calls_per_trace = Histogram(
+        self.tool_calls_per_trace = FastHistogram(
+            g,
             "evald_trace_tool_calls", "Tool calls per trace", ["service", "agent"],
-            buckets=COUNT_BUCKETS, registry=r,
+            buckets=COUNT_BUCKETS,
         )  # fmt: skip
-        self.tool_calls = Counter(
-            "evald_tool_calls", "Tool calls, by tool", ["service", "tool"], registry=r
+        self.tool_calls = FastCounter(
+            g,
+            "evald_tool_calls",
+            "Tool calls, by tool",
+            ["service", "tool"],
         )
-        self.tool_errors = Counter(
-            "evald_tool_errors", "Tool calls that failed, by tool", ["service", "tool"], registry=r
+        self.tool_errors = FastCounter(
+            g,
+            "evald_tool_errors",
+            "Tool calls that failed, by tool",
+            ["service", "tool"],
         )
-        self.llm_calls = Counter(
-            "evald_llm_calls", "LLM inference steps", ["service", "agent"], registry=r
+        self.llm_calls = FastCounter(
+            g,
+            "evald_llm_calls",
+            "LLM inference steps",
+            ["service", "agent"],
         )
-        self.llm_tokens = Counter(
+        self.llm_tokens = FastCounter(
+            g,
             "evald_llm_tokens", "LLM tokens, by direction", ["service", "agent", "direction"],
-            registry=r,
         )  # fmt: skip
-        self.evaluations = Counter(
+        self.evaluations = FastCounter(
+            g,
             "evald_evaluations",
             "Evaluator results, by outcome (pass, fail, error, none)",
             ["spec", "evaluator", "service", "agent", "outcome"],
-            registry=r,
         )
-        self.scores = Histogram(
+        self.scores = FastHistogram(
+            g,
             "evald_evaluation_score",
             "Evaluator scores (unit score; durations go to evald_evaluation_result_seconds)",
             ["spec", "evaluator", "service", "agent"],
             buckets=SCORE_BUCKETS,
-            registry=r,
         )
-        self.result_seconds = Histogram(
+        self.result_seconds = FastHistogram(
+            g,
             "evald_evaluation_result_seconds",
             "Results of evaluators that measure a duration (unit seconds, e.g. latency)",
             ["spec", "evaluator", "service", "agent"],
             buckets=LATENCY_BUCKETS,
-            registry=r,
         )
-        self.evaluation_duration = Histogram(
+        self.evaluation_duration = FastHistogram(
+            g,
             "evald_evaluation_duration_seconds",
             "Time spent in one evaluator call",
             ["spec", "evaluator", "service", "agent"],
             buckets=EVAL_DURATION_BUCKETS,
-            registry=r,
         )
         self.otlp_export_items = Counter(
             "evald_otlp_export_items",
@@ -106,11 +123,11 @@ class ResultMetrics:
             ["signal", "outcome"],
             registry=r,
         )
-        self.trajectory_gaps = Counter(
+        self.trajectory_gaps = FastCounter(
+            g,
             "evald_trajectory_gaps",
             "Traces whose instrumentation did not record what evaluators may need, by gap",
             ["service", "gap"],
-            registry=r,
         )
         self.label_overflow = Counter(
             "evald_label_overflow",
