@@ -89,8 +89,7 @@ class FrontDaemon:
         self._started = True
 
     def reload(self) -> None:
-        """Every worker reloads its specs; the front's copy only checks them."""
-        self.specs.reload()
+        """Every worker reloads its specs (the front's copy was only the start check)."""
         self.pool.reload()
 
     async def shutdown(self) -> bool:

@@ -10,7 +10,8 @@ exemplars) when the front renders a scrape; ``merge`` makes them one:
 - gauges that are amounts held (``SUMMED_GAUGES``: spans, traces, sessions in
   flight, queue depths, request bytes) are summed: memory and backlog of the
   whole daemon;
-- every other gauge (``evald_specs_loaded``, a judge's remaining budget, the
+- every other gauge, and the reload counter (``evald_specs_loaded``,
+  ``evald_config_reloads_total``, a judge's remaining budget, the
   ``process_*`` memory and descriptors, build info …) gets a ``worker`` label
   (``front``, ``0``, ``1`` …): a sum would be wrong. Of the front's own gauges
   only those it owns (``FRONT_GAUGES``, ``process_*``, ``python_*``) are shown.
@@ -39,6 +40,9 @@ SUMMED_GAUGES = frozenset(
 FRONT_GAUGES = frozenset(
     {"evald_receiver_bytes_in_flight", "evald_workers", "evald_build_info", "python_info"}
 )
+# Counters of something every worker does once for the daemon (a SIGHUP reload): a sum
+# would count one reload N times, so they are shown per worker too.
+PER_WORKER_COUNTERS = frozenset({"evald_config_reloads"})
 FRONT_ONLY = frozenset({"evald_workers"})  # kept by the front; zero in every worker
 WORKER_LABEL = "worker"
 _SampleKey = tuple[str, tuple[tuple[str, str], ...]]
@@ -89,7 +93,9 @@ def _add(
         entry = Metric(metric.name, metric.documentation, metric.type, metric.unit), {}
         merged[metric.name] = entry
     samples = entry[1]
-    per_worker = metric.type in ("gauge", "info") and metric.name not in SUMMED_GAUGES
+    per_worker = metric.name in PER_WORKER_COUNTERS or (
+        metric.type in ("gauge", "info") and metric.name not in SUMMED_GAUGES
+    )
     for original in metric.samples:
         sample = original
         if per_worker:
