@@ -42,7 +42,11 @@ FRONT_GAUGES = frozenset(
 )
 # Counters of something every worker does once for the daemon (a SIGHUP reload): a sum
 # would count one reload N times, so they are shown per worker too.
-PER_WORKER_COUNTERS = frozenset({"evald_config_reloads"})
+# The process collector's network counters read the namespace's interfaces: the same
+# bytes in every process.
+PER_WORKER_COUNTERS = frozenset(
+    {"evald_config_reloads", "process_network_receive_bytes", "process_network_transmit_bytes"}
+)
 FRONT_ONLY = frozenset({"evald_workers"})  # kept by the front; zero in every worker
 WORKER_LABEL = "worker"
 _SampleKey = tuple[str, tuple[tuple[str, str], ...]]

@@ -28,6 +28,7 @@ _SPAN_TRACE_ID = 1  # Span.trace_id
 _LOG_TRACE_ID = 9  # LogRecord.trace_id
 
 _LEN = 2  # wire type: length-delimited
+_ITEM_TAG = _ITEMS << 3 | _LEN  # one byte
 
 
 class WireError(ValueError):
@@ -66,8 +67,7 @@ def _split(payload: bytes, count: int, trace_field: int) -> Split:
         return Split([payload, *([None] * (count - 1))], [0] * count)
 
 
-def _walk(payload: bytes, count: int, trace_field: int) -> Split:
-    data = memoryview(payload)
+def _walk(data: bytes, count: int, trace_field: int) -> Split:
     parts: list[list[bytes]] = [[] for _ in range(count)]
     counts = [0] * count
     pos, end = 0, len(data)
@@ -80,18 +80,18 @@ def _walk(payload: bytes, count: int, trace_field: int) -> Split:
         for shard, chunk in _split_resource(
             data, value_start, pos, count=count, trace_field=trace_field, counts=counts
         ):
-            parts[shard].append(chunk if chunk is not None else bytes(data[start:pos]))
+            parts[shard].append(chunk if chunk is not None else data[start:pos])
     if sum(1 for part in parts if part) == 1:  # one shard only: the payload as sent
-        return Split([payload if part else None for part in parts], counts)
+        return Split([data if part else None for part in parts], counts)
     return Split([b"".join(part) if part else None for part in parts], counts)
 
 
 def _split_resource(
-    data: memoryview, start: int, end: int, *, count: int, trace_field: int, counts: list[int]
+    data: bytes, start: int, end: int, *, count: int, trace_field: int, counts: list[int]
 ) -> list[tuple[int, bytes | None]]:
     """``(shard, ResourceX field bytes)`` pairs; ``None`` bytes: the field as it came."""
     head: list[bytes] = []  # resource, schema_url: repeated in every shard's copy
-    scopes: list[tuple[bytes, list[tuple[int, bytes]]]] = []
+    scopes: list[tuple[bytes, list[tuple[int, int, int]]]] = []
     pos = start
     while pos < end:
         field_start = pos
@@ -104,15 +104,15 @@ def _split_resource(
                 )
             )
         else:
-            head.append(bytes(data[field_start:pos]))
-    shards = {shard for _, items in scopes for shard, _ in items}
+            head.append(data[field_start:pos])
+    shards = {shard for _, items in scopes for shard, _, _ in items}
     if len(shards) <= 1:
         return [(shard, None) for shard in shards]
     out: list[tuple[int, bytes | None]] = []
     for shard in sorted(shards):
         body = list(head)
         for scope_head, items in scopes:
-            mine = [item for owner, item in items if owner == shard]
+            mine = [data[first:after] for owner, first, after in items if owner == shard]
             if mine:
                 body.append(_field(_SCOPES, b"".join([scope_head, *mine])))
         out.append((shard, _field(_LIST, b"".join(body))))
@@ -120,33 +120,48 @@ def _split_resource(
 
 
 def _split_scope(
-    data: memoryview, start: int, end: int, *, count: int, trace_field: int, counts: list[int]
-) -> tuple[bytes, list[tuple[int, bytes]]]:
-    """The ScopeX's non-item fields, and each item field with its shard."""
+    data: bytes, start: int, end: int, *, count: int, trace_field: int, counts: list[int]
+) -> tuple[bytes, list[tuple[int, int, int]]]:
+    """The ScopeX's non-item fields, and each item field's shard and place.
+
+    The hot loop of the split (once per span): the usual encodings (a one-byte tag,
+    a length of at most two bytes, the trace id first) are read inline."""
     head: list[bytes] = []
-    items: list[tuple[int, bytes]] = []
+    items: list[tuple[int, int, int]] = []
+    crc32 = zlib.crc32
+    first_is_trace_id = trace_field == _SPAN_TRACE_ID
     pos = start
     while pos < end:
         field_start = pos
-        field, wire, pos = _tag(data, pos)
-        value_start, pos = _skip(data, pos, wire, end)
-        if field == _ITEMS and wire == _LEN:
-            shard = zlib.crc32(_trace_id(data, value_start, pos, trace_field)) % count
-            counts[shard] += 1
-            items.append((shard, bytes(data[field_start:pos])))
+        if data[pos] != _ITEM_TAG:
+            field, wire, pos = _tag(data, pos)
+            _, pos = _skip(data, pos, wire, end)
+            head.append(data[field_start:pos])
+            continue
+        length = data[pos + 1]
+        if length < 0x80:
+            value_start = pos + 2
+        elif data[pos + 2] < 0x80:
+            length = (length & 0x7F) | data[pos + 2] << 7
+            value_start = pos + 3
         else:
-            head.append(bytes(data[field_start:pos]))
+            length, value_start = _varint(data, pos + 1)
+        pos = value_start + length
+        if pos > end:
+            raise WireError("truncated field")
+        if first_is_trace_id and data[value_start] == 0x0A and data[value_start + 1] == 16:
+            trace_id = data[value_start + 2 : value_start + 18]
+        else:
+            trace_id = _trace_id(data, value_start, pos, trace_field)
+        shard = crc32(trace_id) % count
+        counts[shard] += 1
+        items.append((shard, field_start, pos))
     return b"".join(head), items
 
 
-def _trace_id(data: memoryview, start: int, end: int, trace_field: int) -> memoryview:
-    # Serializers write fields in number order: a span's trace_id is nearly always first.
-    if trace_field == _SPAN_TRACE_ID and end - start >= 18 and data[start] == 0x0A:
-        length = data[start + 1]
-        if length < 0x80:
-            return data[start + 2 : start + 2 + length]
+def _trace_id(data: bytes, start: int, end: int, trace_field: int) -> bytes:
     pos = start
-    found = data[0:0]
+    found = b""
     while pos < end:
         field, wire, pos = _tag(data, pos)
         value_start, pos = _skip(data, pos, wire, end)
@@ -155,12 +170,12 @@ def _trace_id(data: memoryview, start: int, end: int, trace_field: int) -> memor
     return found
 
 
-def _tag(data: memoryview, pos: int) -> tuple[int, int, int]:
+def _tag(data: bytes, pos: int) -> tuple[int, int, int]:
     key, pos = _varint(data, pos)
     return key >> 3, key & 7, pos
 
 
-def _skip(data: memoryview, pos: int, wire: int, end: int) -> tuple[int, int]:
+def _skip(data: bytes, pos: int, wire: int, end: int) -> tuple[int, int]:
     """The value's start (after a length prefix) and the position after it."""
     if wire == 0:
         while data[pos] & 0x80:
@@ -180,7 +195,7 @@ def _skip(data: memoryview, pos: int, wire: int, end: int) -> tuple[int, int]:
     return pos, after
 
 
-def _varint(data: memoryview, pos: int) -> tuple[int, int]:
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
     byte = data[pos]
     if byte < 0x80:
         return byte, pos + 1
