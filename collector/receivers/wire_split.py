@@ -134,7 +134,7 @@ def _split_scope(
     while pos < end:
         field_start = pos
         if data[pos] != _ITEM_TAG:
-            field, wire, pos = _tag(data, pos)
+            _, wire, pos = _tag(data, pos)
             _, pos = _skip(data, pos, wire, end)
             head.append(data[field_start:pos])
             continue

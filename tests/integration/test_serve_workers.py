@@ -107,7 +107,7 @@ def metric(served: Served, name: str, accept: str = "") -> float:
 
 
 def scrape(served: Served, accept: str = "") -> str:
-    import urllib.request  # noqa: PLC0415
+    import urllib.request
 
     request = urllib.request.Request(
         f"http://127.0.0.1:{served.admin_port}/metrics",
