@@ -34,6 +34,7 @@ _START_TIMEOUT_S = 120.0  # a spawned worker imports evald and loads the specs
 _RESTART_PAUSE_S = (0.1, 10.0)  # the first and the longest pause before a restart
 _STABLE_S = 30.0  # a worker that ran this long restarts at once again
 _ASK_TIMEOUT_S = 5.0  # metrics / digest answers
+_SOCKET_BUFFER = 1 << 20
 
 
 class WorkerPool:
@@ -70,6 +71,9 @@ class WorkerPool:
     async def _spawn(self, index: int) -> None:
         self.states[index].clear()
         ours, theirs = socket.socketpair()
+        for end in (ours, theirs):  # a 0.5 MB request part in one or two writes, not dozens
+            end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCKET_BUFFER)
+            end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCKET_BUFFER)
         setup = WorkerSetup(worker_config(self._config, index), index, self.count, self._log_level)
         process = self._context.Process(
             target=run_worker,
