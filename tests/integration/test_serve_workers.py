@@ -19,11 +19,16 @@ from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import LogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from support.otlp_logs import otlp_json
 from support.serve_process import EVALD, Served, loopback_config, start_serve
 
 from collector.receivers.wire_split import shard_of
@@ -228,3 +233,41 @@ def test_sigterm_drains_every_worker(serve: Any, tmp_path: Path) -> None:
     assert sorted(line["trace_id"] for lines in written.values() for line in lines) == sorted(
         trace_ids
     )
+
+
+def test_otlp_json_is_decoded_by_the_front_and_each_worker_gets_its_traces(
+    serve: Any, tmp_path: Path
+) -> None:
+    served = serve("300ms")
+    ids = [bytes([index + 1]) * 16 for index in range(TRACES)]
+    agent = [
+        KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="invoke_agent")),
+        KeyValue(key="gen_ai.agent.name", value=AnyValue(string_value="bot")),
+    ]
+    spans = [
+        PbSpan(
+            trace_id=trace_id,
+            span_id=b"\x01" * 8,
+            name="invoke_agent bot",
+            start_time_unix_nano=1,
+            end_time_unix_nano=2,
+            attributes=agent,
+        )
+        for trace_id in ids
+    ]
+    request = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])]
+    )
+    assert served.post(otlp_json(request), "application/json") == 200
+    assert metric(served, "evald_spans_received_total") == TRACES
+    wait_until(lambda: metric(served, "evald_traces_completed_total") == TRACES, "completed")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    written = trajectories(tmp_path)
+    assert len(written) == 2
+    assert sorted(line["trace_id"] for lines in written.values() for line in lines) == sorted(
+        trace_id.hex() for trace_id in ids
+    )
+    for name, lines in written.items():
+        worker = int(name.removesuffix(".jsonl").rsplit("-", 1)[1])
+        assert {shard_of(bytes.fromhex(line["trace_id"]), 2) for line in lines} == {worker}
