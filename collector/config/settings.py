@@ -9,6 +9,7 @@ seconds; sizes accept ``64MiB``, ``512KiB``, ``1GB`` or a number of bytes.
 from __future__ import annotations
 
 import glob
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -130,10 +131,30 @@ class Assembly(Section):
     )
 
 
+MAX_AUTO_WORKERS = 8  # the front process forwards ~8 workers' worth of spans (ADR 0018)
+
+
 class Pipeline(Section):
     queue_size: int = Field(
-        default=10_000, gt=0, description="completed traces awaiting evaluation"
+        default=10_000, gt=0, description="completed traces awaiting evaluation (per worker)"
     )
+    workers: int | None = Field(
+        default=None,
+        gt=0,
+        le=256,
+        description="worker processes of `evald serve`, each assembling and evaluating a share "
+        f"of the trace ids; null: the CPUs this process may use, at most {MAX_AUTO_WORKERS}",
+    )
+
+    def worker_count(self) -> int:
+        """``workers``, or the usable CPU count capped at ``MAX_AUTO_WORKERS``."""
+        if self.workers is not None:
+            return self.workers
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cpus = os.cpu_count() or 1
+        return max(1, min(cpus, MAX_AUTO_WORKERS))
 
 
 class Sessions(Section):

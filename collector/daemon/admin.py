@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import CollectorRegistry
 
 from collector.config.settings import Admin
 from collector.daemon.render import YieldingRegistry
@@ -30,6 +32,18 @@ from collector.sinks.digest import ServiceDigest
 from collector.telemetry.registry import Telemetry
 
 _log = RateLimitedLog(logging.getLogger(__name__))
+
+
+class Gather:
+    """What the admin endpoints show when it comes from other processes too."""
+
+    def __init__(
+        self,
+        metrics: Callable[[], Awaitable[CollectorRegistry]],
+        services: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> None:
+        self.metrics = metrics
+        self.services = services
 
 
 class AdminServer(WebService):
@@ -46,10 +60,15 @@ class AdminServer(WebService):
         telemetry: Telemetry,
         ready: Callable[[], bool],
         digest: ServiceDigest | None = None,
+        *,
+        gather: Gather | None = None,
     ) -> None:
+        """``gather``, when given, supplies what ``/metrics`` and ``/debug/services``
+        show (a daemon with workers: theirs merged) instead of this process's."""
         self._registry = telemetry.registry
         self._ready = ready
         self._digest = digest or ServiceDigest()
+        self._gather = gather
         self._render_error: str | None = None  # why the last /metrics failed
         self._render_lock = asyncio.Lock()  # one render at a time: scrapes queue
         refused = telemetry.ingest.connections_refused.labels(server="admin")
@@ -68,7 +87,8 @@ class AdminServer(WebService):
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
         try:
             async with self._render_lock:
-                body = await asyncio.to_thread(encoder, YieldingRegistry(self._registry))
+                registry = self._registry if self._gather is None else await self._gather.metrics()
+                body = await asyncio.to_thread(encoder, YieldingRegistry(registry))
         except Exception as exc:  # a collector that cannot render: say so, turn unready
             self._render_error = f"{type(exc).__name__}: {exc}"
             _log.log("render", logging.ERROR, f"/metrics cannot render: {exc!r}", exc_info=exc)
@@ -81,6 +101,8 @@ class AdminServer(WebService):
         return response
 
     async def _services(self, request: web.Request) -> web.Response:
+        if self._gather is not None:
+            return web.json_response(await self._gather.services())
         return web.json_response(self._digest.snapshot())
 
     async def _healthz(self, request: web.Request) -> web.Response:

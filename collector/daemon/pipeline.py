@@ -132,6 +132,29 @@ class Pipeline:
         """Completed traces waiting for, or in, evaluation."""
         return self._queue.unfinished_tasks
 
+    def submit(self, task: Callable[[], None]) -> bool:
+        """Run ``task`` on the evaluation thread, after what is queued; False (not run)
+        if the queue is full or the pipeline stopped accepting."""
+        if not self._accepting:
+            return False
+        try:
+            self._queue.put_nowait(task)
+        except queue.Full:
+            return False
+        return True
+
+    @property
+    def full(self) -> bool:
+        """True while ``consume`` would refuse everything (queue full, or stopping)."""
+        return not self._accepting or self._queue.full()
+
+    def held(self) -> tuple[int, int]:
+        """(traces, spans and log records) this pipeline holds: assembling or queued
+        (queued traces count as traces only). Event loop thread."""
+        assembler = self._assembler
+        spans = assembler.in_flight_spans + assembler.in_flight_log_records
+        return assembler.in_flight_traces + self.queue_depth, spans
+
     # --- lifecycle ------------------------------------------------------------
     def start(self) -> None:
         """Start the evaluation thread and the completion timer (needs a running loop)."""
@@ -259,9 +282,11 @@ class Pipeline:
         elif item is _SESSIONS_DUE:
             self._session_checks_done += 1
             self._stage.tick_sessions()
-        else:
-            assert isinstance(item, Trace)
+        elif isinstance(item, Trace):
             self._stage.process(item)
+        else:  # a task from ``submit``
+            assert callable(item)
+            item()
 
 
 def _remaining(deadline: float) -> float:

@@ -18,6 +18,7 @@ from collector.config.settings import Config, ConfigError
 from collector.core.build_info import warn_if_interpreted
 from collector.core.clock import Clock, MonotonicClock
 from collector.daemon.admin import AdminServer
+from collector.daemon.front import FrontDaemon
 from collector.daemon.log_limits import limit_log_floods
 from collector.daemon.pipeline import Pipeline
 from collector.processing.spec_watch import SpecWatcher
@@ -118,27 +119,34 @@ class Daemon:
 
 
 async def run_daemon(config: Config) -> int:
-    """Run until SIGTERM/SIGINT; SIGHUP reloads specs. Returns the exit code."""
+    """Run until SIGTERM/SIGINT; SIGHUP reloads specs. Returns the exit code.
+
+    One process with ``pipeline.workers`` 1 (``Daemon``); else a front process and
+    its workers (``collector.daemon.front.FrontDaemon``, ADR 0018)."""
     limit_log_floods()  # per-request records of the libraries (see log_limits)
-    daemon = Daemon(config)
+    workers = config.pipeline.worker_count()
+    daemon: Daemon | FrontDaemon = Daemon(config) if workers == 1 else FrontDaemon(config)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, daemon.specs.reload))
+    reload = daemon.specs.reload if isinstance(daemon, Daemon) else daemon.reload
+    loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, reload))
     warn_if_interpreted()
     try:
         await daemon.start()
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:  # a port in use; a worker that cannot start
         log.error("%s", exc)
         await daemon.shutdown()
         return 1
     log.info(
-        "evald ready: otlp grpc %s, otlp http %s, admin %s, %d specs",
+        "evald ready: otlp grpc %s, otlp http %s, admin %s, %d specs, %d worker process%s",
         _where(config.receivers.otlp.grpc.enabled, daemon.grpc),
         _where(config.receivers.otlp.http.enabled, daemon.http),
         f"port {daemon.admin.port}",
         len(daemon.specs()),
+        workers,
+        "" if workers == 1 else "es",
     )
     await stop.wait()
     log.info("shutting down (grace %.1fs)", config.shutdown.grace)

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from collector.config.settings import Config, ConfigError
+from collector.config.settings import Config, ConfigError, Sessions
 from collector.core.clock import Clock
 from collector.decode import AttributeSelector
 from collector.normalize import ATTRIBUTE_SELECTOR
@@ -28,8 +28,14 @@ from evaluators.judges.setup import start_worker
 from evaluators.judges.worker import JudgeWorker
 from evaluators.runner import EvaluationRunner, bind_always
 from evaluators.spec import SpecError, SpecSet, load_specs
+from evaluators.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
+
+# SessionStage's constructor, or one with its signature (a subclass's, bound).
+SessionStageFactory = Callable[
+    [Sessions, Clock, Telemetry, Callable[[Trajectory], None]], SessionStage
+]
 
 
 class ActiveSpecs:
@@ -181,13 +187,15 @@ def build_stage(
     clock: Clock,
     daemon: bool,
     sessions: bool = True,
+    session_stage: SessionStageFactory = SessionStage,
 ) -> EvaluationStage:
     """The evaluation side of ``evald serve`` (``daemon``) and ``evald replay``.
 
     The daemon hands judge work over and never waits (a full judge queue sheds it,
     counted); replay awaits every judge, for complete and reproducible results. Both
     drain judges within ``judges.drain_timeout`` when they close. ``sessions``: hold
-    turns for ``scope: session`` specs, completed on ``clock``.
+    turns for ``scope: session`` specs, completed on ``clock``, by a stage made by
+    ``session_stage`` (serve's workers route each turn to the worker of its session).
     """
     plan = EvaluationPlan(
         specs,
@@ -201,9 +209,9 @@ def build_stage(
         drain_timeout=config.judges.drain_timeout,
     )
     processor = TraceProcessor(plan, SinkFanout(sinks, telemetry), telemetry, judges)
-    session_stage = (
-        SessionStage(config.sessions, clock, telemetry, processor.process_session)
+    held = (
+        session_stage(config.sessions, clock, telemetry, processor.process_session)
         if sessions
         else None
     )
-    return EvaluationStage(processor, session_stage)
+    return EvaluationStage(processor, held)

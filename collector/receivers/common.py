@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from prometheus_client import Counter
 
@@ -72,6 +72,16 @@ class PartialSuccess(NamedTuple):
 
     rejected: int = 0
     message: str = ""
+
+
+class Forward(Protocol):
+    """Where a receiver hands a request's payload instead of decoding it here:
+    ``evald serve``'s front process, which splits it between its workers (ADR 0018).
+    Returns the request's ``PartialSuccess`` or raises ``ExportError``."""
+
+    async def __call__(
+        self, signal: Signal, as_json: bool, transport: str, payload: bytes
+    ) -> PartialSuccess: ...
 
 
 class RateLimitedLog:

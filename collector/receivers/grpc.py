@@ -31,7 +31,14 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from collector.config.settings import OtlpReceivers
 from collector.decode import AttributeSelector, decode_logs_protobuf, decode_protobuf
-from collector.receivers.common import ExportError, Ingest, PartialSuccess, Refusal, Signal
+from collector.receivers.common import (
+    ExportError,
+    Forward,
+    Ingest,
+    PartialSuccess,
+    Refusal,
+    Signal,
+)
 from collector.receivers.encoding import export_response, retry_info, rpc_status
 from collector.receivers.handoff import SignalConsumer
 from collector.receivers.inflight import IN_FLIGHT_FULL, InFlightBytes, in_flight_budget
@@ -82,8 +89,11 @@ class GrpcReceiver:
         security: ReceiverSecurity | None = None,
         *,
         in_flight: InFlightBytes | None = None,
+        forward: Forward | None = None,
     ) -> None:
-        """``in_flight`` is the byte budget shared with the HTTP receiver (else its own)."""
+        """``in_flight`` is the byte budget shared with the HTTP receiver (else its own);
+        ``forward``, if given, takes each payload instead of ``consumer`` (workers)."""
+        self._forward = forward
         self._security = security or ReceiverSecurity()
         self._in_flight = in_flight or in_flight_budget(config, telemetry)
         self._retry_after = config.retry_after
@@ -194,7 +204,10 @@ class GrpcReceiver:
             if reservation is None:
                 raise ExportError(Refusal.OVERLOADED, IN_FLIGHT_FULL, self._retry_after)
             try:
-                result = self._ingest_request(signal, request)
+                if self._forward is not None:
+                    result = await self._forward(signal, False, "grpc", request)
+                else:
+                    result = self._ingest_request(signal, request)
             finally:
                 reservation.release()
             return export_response(result, False, signal)

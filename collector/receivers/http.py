@@ -29,6 +29,7 @@ from collector.decode import (
 from collector.receivers.common import (
     Decoder,
     ExportError,
+    Forward,
     Ingest,
     LogDecoder,
     PartialSuccess,
@@ -101,8 +102,11 @@ class HttpReceiver(WebService):
         security: ReceiverSecurity | None = None,
         *,
         in_flight: InFlightBytes | None = None,
+        forward: Forward | None = None,
     ) -> None:
-        """``in_flight`` is the byte budget shared with the gRPC receiver (else its own)."""
+        """``in_flight`` is the byte budget shared with the gRPC receiver (else its own);
+        ``forward``, if given, takes each payload instead of ``consumer`` (workers)."""
+        self._forward = forward
         self._max_request_size = config.max_request_size
         self._retry_after = config.retry_after
         self._in_flight = in_flight or in_flight_budget(config, telemetry)
@@ -183,6 +187,8 @@ class HttpReceiver(WebService):
             reservation.shrink(len(payload))
             if gzipped:
                 payload = gunzip(payload, self._max_request_size)
+            if self._forward is not None:
+                return await self._forward(signal, body_format is BodyFormat.JSON, "http", payload)
             if signal is Signal.LOGS:
                 return self._ingest.export_logs(_LOG_DECODERS[body_format], payload)
             return self._ingest.export(_DECODERS[body_format], payload)

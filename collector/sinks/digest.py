@@ -82,6 +82,16 @@ class ServiceDigest(ResultSink):
         self._services: dict[str, ServiceStats] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (``evald serve``'s workers ship their digest): the lock stays."""
+        with self._lock:
+            return {"max": self._max, "services": dict(self._services)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._max = state["max"]
+        self._services = state["services"]
+        self._lock = threading.Lock()
+
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         self._add(trajectory)
 

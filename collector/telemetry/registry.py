@@ -18,6 +18,7 @@ from prometheus_client import (
 )
 
 from collector.assembly.metrics import AssemblyMetrics
+from collector.daemon.metrics import WorkerMetrics
 from collector.processing.metrics import EvaluationMetrics
 from collector.receivers.metrics import IngestMetrics
 from collector.sinks.result_metrics import ResultMetrics
@@ -48,6 +49,7 @@ class Telemetry:
         self.ingest = IngestMetrics(self.registry)
         self.assembly = AssemblyMetrics(self.registry)
         self.evaluation = EvaluationMetrics(self.registry)
+        self.workers = WorkerMetrics(self.registry)
         self.results = ResultMetrics(
             self.registry,
             label_value_limit,

@@ -43,7 +43,9 @@ def test_sigterm_evaluates_every_accepted_trace(tmp_path: Path, serve_with: list
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(30) == 0
 
-    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    # With several worker processes (pipeline.workers) each writes results-<n>.jsonl.
+    files = [results] if results.exists() else sorted(tmp_path.glob("results-*.jsonl"))
+    lines = [json.loads(line) for path in files for line in path.read_text().splitlines()]
     failure_ids = {line["trace_id"] for line in lines if line["evaluator"] == "failure"}
     assert failure_ids == expected_ids
 

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -199,7 +200,13 @@ def test_sighup_reloads_a_running_daemon(tmp_path: Path, serve_with: list[Served
     spec_dir = tmp_path / "specs"
     spec_dir.mkdir()
     (spec_dir / "a.yaml").write_text(GOOD.format(id="first"))
-    config = loopback_config(tmp_path, specs=f"['{spec_dir}/*.yaml']", specs_watch_interval="0")
+    # Two worker processes (ADR 0018): the front passes SIGHUP on; each worker reloads.
+    config = loopback_config(
+        tmp_path,
+        specs=f"['{spec_dir}/*.yaml']",
+        specs_watch_interval="0",
+        pipeline="{workers: 2}",
+    )
     served = start_serve([str(EVALD), "serve", "--config", str(config)])
     serve_with.append(served)
 
@@ -207,14 +214,28 @@ def test_sighup_reloads_a_running_daemon(tmp_path: Path, serve_with: list[Served
     served.proc.send_signal(signal.SIGHUP)
     log = read_until(served, "spec reload failed")
     assert "keeping the 1 active specs" in log and "b.yaml" in log
-    assert 'evald_config_reloads_total{result="failure"} 1.0' in served.get("/metrics")[1]
+    for worker in ("0", "1"):  # each worker reloads on its own: the other may be a moment later
+        wanted = f'evald_config_reloads_total{{result="failure",worker="{worker}"}} 1.0'
+        assert metrics_show(served, wanted)
 
     (spec_dir / "b.yaml").write_text(GOOD.format(id="second"))
     served.proc.send_signal(signal.SIGHUP)
     read_until(served, "specs reloaded: 2 active")
-    metrics = served.get("/metrics")[1]
-    assert 'evald_config_reloads_total{result="success"} 1.0' in metrics
-    assert "evald_specs_loaded 2.0" in metrics
+    for worker in ("0", "1"):
+        assert metrics_show(
+            served, f'evald_config_reloads_total{{result="success",worker="{worker}"}} 1.0'
+        )
+        assert metrics_show(served, f'evald_specs_loaded{{worker="{worker}"}} 2.0')
+
+
+def metrics_show(served: Served, line: str, within_s: float = 10.0) -> bool:
+    """Whether ``line`` appears on /metrics within ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if line in served.get("/metrics")[1]:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def test_a_spec_directory_that_cannot_be_listed_is_a_change_not_a_crash(

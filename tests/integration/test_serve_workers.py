@@ -1,0 +1,273 @@
+"""``evald serve`` with two worker processes (ADR 0018), as a real process over loopback:
+the SDK's real exporters (gRPC and HTTP, spans and log records, each span in its own
+request) reach the worker that owns their trace; ``/metrics`` sums the workers; a
+SIGKILLed worker is restarted and what it held counted lost; SIGTERM drains both."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import LogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from support.otlp_logs import otlp_json
+from support.serve_process import EVALD, Served, loopback_config, start_serve
+
+from collector.receivers.wire_split import shard_of
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+TRACES = 8  # enough that both workers own some (checked)
+TOOLS = 3
+DEADLINE_S = 30.0
+DETAILS = "gen_ai.client.inference.operation.details"
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
+
+
+class Sender:
+    """The SDK's span and log exporters of one transport, one request per span/record."""
+
+    def __init__(self, transport: str, served: Served) -> None:
+        if transport == "grpc":
+            endpoint = f"127.0.0.1:{served.grpc_port}"
+            spans: SpanExporter = GrpcSpans(endpoint=endpoint, insecure=True)
+            logs: LogRecordExporter = GrpcLogs(endpoint=endpoint, insecure=True)
+        else:
+            base = f"http://127.0.0.1:{served.http_port}"
+            spans, logs = HttpSpans(endpoint=f"{base}/v1/traces"), HttpLogs(f"{base}/v1/logs")
+        resource = Resource.create({"service.name": "workers-agent"})
+        self.tracer_provider = TracerProvider(resource=resource)
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+        self.logger_provider = LoggerProvider(resource=resource)
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+
+    def run(self, index: int, *, root: bool = True) -> str:
+        """One agent run: a root, ``TOOLS`` tool spans and one log record with the
+        answer; each exported on its own. Without ``root``, the children only (a trace
+        that stays held). Returns the trace id (hex)."""
+        tracer = self.tracer_provider.get_tracer("app")
+        logger = self.logger_provider.get_logger("opentelemetry.util.genai.handler")
+        agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"}
+        root_span = tracer.start_span("invoke_agent bot", attributes=agent)
+        context = trace.set_span_in_context(root_span)
+        for tool in range(TOOLS):
+            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": f"t{tool}"}
+            tracer.start_span(f"execute_tool t{tool}", context, attributes=attributes).end()
+        answer = json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": f"a{index}"}]}]
+        )
+        logger.emit(
+            event_name=DETAILS, context=context, attributes={"gen_ai.output.messages": answer}
+        )
+        if root:
+            root_span.end()
+        return f"{root_span.get_span_context().trace_id:032x}"
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.logger_provider.shutdown()
+
+
+@pytest.fixture
+def serve(tmp_path: Path, serve_with: list[Served]) -> Any:
+    def start(idle_timeout: str) -> Served:
+        config = loopback_config(
+            tmp_path,
+            pipeline="{workers: 2}",
+            assembly=f"{{idle_timeout: {idle_timeout}, max_trace_age: 1h}}",
+            specs="[]",
+            outputs=f"{{trajectories_file: {tmp_path / 'trajectories.jsonl'}}}",
+            shutdown="{grace: 20s}",
+        )
+        served = start_serve([str(EVALD), "serve", "--config", str(config)])
+        serve_with.append(served)
+        return served
+
+    return start
+
+
+def metric(served: Served, name: str, accept: str = "") -> float:
+    """The sum of every sample of ``name`` on the front's /metrics."""
+    text = scrape(served, accept)
+    pattern = re.compile(rf"^{re.escape(name)}(?:{{[^}}]*}})? ([0-9.e+-]+)", re.MULTILINE)
+    return sum(float(value) for value in pattern.findall(text))
+
+
+def scrape(served: Served, accept: str = "") -> str:
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{served.admin_port}/metrics",
+        headers={"Accept": accept} if accept else {},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(response.read().decode())
+
+
+def wait_until(predicate: Any, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {DEADLINE_S}s: {what}")
+        time.sleep(0.05)
+
+
+def trajectories(tmp_path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Per worker file (trajectories-<n>.jsonl), the trajectories it wrote."""
+    return {
+        path.name: [json.loads(line) for line in path.read_text().splitlines()]
+        for path in sorted(tmp_path.glob("trajectories-*.jsonl"))
+    }
+
+
+def worker_pids(front: int) -> list[int]:
+    """The front's worker processes (not multiprocessing's resource tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == front and b"spawn_main" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("transport", ["grpc", "http"])
+def test_spans_and_records_of_a_trace_in_separate_requests_are_evaluated_whole_by_one_worker(
+    serve: Any, tmp_path: Path, transport: str
+) -> None:
+    served = serve("300ms")
+    sender = Sender(transport, served)
+    try:
+        trace_ids = [sender.run(index) for index in range(TRACES)]
+    finally:
+        sender.shutdown()
+    assert {shard_of(bytes.fromhex(t), 2) for t in trace_ids} == {0, 1}
+    wait_until(lambda: metric(served, "evald_traces_completed_total") == TRACES, "completed")
+    wait_until(lambda: metric(served, "evald_traces_evaluated_total") == TRACES, "evaluated")
+    # Counters are the sum of both workers; gauges that must not be summed are per worker.
+    assert metric(served, "evald_spans_received_total") == TRACES * (TOOLS + 1)
+    assert metric(served, "evald_log_records_received_total") == TRACES
+    text = scrape(served, OPENMETRICS)
+    assert 'evald_specs_loaded{worker="0"}' in text and 'evald_specs_loaded{worker="1"}' in text
+    exemplars = re.findall(r'^evald_\w+_bucket\{.*\} \S+ # \{trace_id="(\w+)"\}', text, re.M)
+    assert set(exemplars) and set(exemplars) <= set(trace_ids)
+
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    written = trajectories(tmp_path)
+    assert len(written) == 2 and all(written.values())  # both workers evaluated traces
+    by_id = {line["trace_id"]: line for lines in written.values() for line in lines}
+    assert sorted(by_id) == sorted(trace_ids)
+    for name, lines in written.items():
+        worker = int(name.removesuffix(".jsonl").rsplit("-", 1)[1])
+        for line in lines:
+            assert shard_of(bytes.fromhex(line["trace_id"]), 2) == worker
+            tools = [step for step in line["steps"] if step["kind"] == "tool"]
+            assert len(tools) == TOOLS  # every span, though each came in its own request
+    assert {line["output"] for line in by_id.values()} == {f"a{i}" for i in range(TRACES)}
+
+
+def test_a_killed_worker_is_restarted_and_what_it_held_is_counted_lost(
+    serve: Any, tmp_path: Path
+) -> None:
+    served = serve("300ms")
+    sender = Sender("grpc", served)
+    try:
+        for index in range(TRACES):
+            sender.run(index, root=False)  # no root: held until max_trace_age
+        wait_until(lambda: metric(served, "evald_spans_in_flight") == TRACES * TOOLS, "held")
+        workers = worker_pids(served.proc.pid)
+        assert len(workers) == 2
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: metric(served, "evald_worker_restarts_total") == 2, "restarted")
+        assert metric(served, "evald_worker_traces_lost_total") == TRACES
+        assert metric(served, "evald_worker_spans_lost_total") == TRACES * (TOOLS + 1)
+        wait_until(lambda: served.get("/readyz")[0] == 200, "ready again")
+        assert len(set(worker_pids(served.proc.pid)) - set(workers)) == 2
+        trace_id = sender.run(TRACES)  # the restarted workers evaluate again
+        wait_until(lambda: metric(served, "evald_traces_evaluated_total") == 1, "evaluated")
+    finally:
+        sender.shutdown()
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    written = [line for lines in trajectories(tmp_path).values() for line in lines]
+    assert [line["trace_id"] for line in written] == [trace_id]
+
+
+def test_sigterm_drains_every_worker(serve: Any, tmp_path: Path) -> None:
+    served = serve("1h")  # nothing completes before the drain
+    sender = Sender("http", served)
+    try:
+        trace_ids = [sender.run(index) for index in range(TRACES)]
+    finally:
+        sender.shutdown()
+    wait_until(lambda: metric(served, "evald_traces_in_flight") == TRACES, "held")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    written = trajectories(tmp_path)
+    assert len(written) == 2
+    assert sorted(line["trace_id"] for lines in written.values() for line in lines) == sorted(
+        trace_ids
+    )
+
+
+def test_otlp_json_is_decoded_by_the_front_and_each_worker_gets_its_traces(
+    serve: Any, tmp_path: Path
+) -> None:
+    served = serve("300ms")
+    ids = [bytes([index + 1]) * 16 for index in range(TRACES)]
+    agent = [
+        KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="invoke_agent")),
+        KeyValue(key="gen_ai.agent.name", value=AnyValue(string_value="bot")),
+    ]
+    spans = [
+        PbSpan(
+            trace_id=trace_id,
+            span_id=b"\x01" * 8,
+            name="invoke_agent bot",
+            start_time_unix_nano=1,
+            end_time_unix_nano=2,
+            attributes=agent,
+        )
+        for trace_id in ids
+    ]
+    request = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])]
+    )
+    assert served.post(otlp_json(request), "application/json") == 200
+    assert metric(served, "evald_spans_received_total") == TRACES
+    wait_until(lambda: metric(served, "evald_traces_completed_total") == TRACES, "completed")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    written = trajectories(tmp_path)
+    assert len(written) == 2
+    assert sorted(line["trace_id"] for lines in written.values() for line in lines) == sorted(
+        trace_id.hex() for trace_id in ids
+    )
+    for name, lines in written.items():
+        worker = int(name.removesuffix(".jsonl").rsplit("-", 1)[1])
+        assert {shard_of(bytes.fromhex(line["trace_id"]), 2) for line in lines} == {worker}
