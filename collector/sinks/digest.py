@@ -39,10 +39,17 @@ class ServiceStats:
         if trajectory.skip_reason is not None:
             self.skipped += 1
             return
-        self.tool_calls += len(trajectory.tool_calls)
-        self.llm_calls += sum(1 for step in trajectory.steps if step.kind is StepKind.LLM)
-        self.conventions.update(trajectory.conventions)
-        self.gaps.update(trajectory.gaps)
+        for step in trajectory.steps:  # one pass, and no Counter.update: per trace
+            kind = step.kind
+            if kind is StepKind.TOOL:
+                self.tool_calls += 1
+            elif kind is StepKind.LLM:
+                self.llm_calls += 1
+        conventions, gaps = self.conventions, self.gaps
+        for convention in trajectory.conventions:
+            conventions[convention] += 1
+        for gap in trajectory.gaps:
+            gaps[gap] += 1
 
     def merge(self, other: ServiceStats) -> None:
         self.traces += other.traces
