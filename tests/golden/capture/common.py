@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +35,10 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 GOLDEN = Path(__file__).resolve().parent.parent
-TRACES = GOLDEN / "traces"
-REFERENCE = TRACES / "pydantic-ai"  # labels and model decisions are taken from here
+REFERENCE = GOLDEN / "traces" / "pydantic-ai"  # labels and model decisions are taken from here
+# Where the captured folders are written: the golden traces, or with CAPTURE_OUT a scratch
+# folder, to compare a re-capture with the committed one first (compare_capture.py).
+TRACES = Path(os.environ.get("CAPTURE_OUT") or GOLDEN / "traces")
 SCENARIOS = (
     "correct",
     "extra_call",
