@@ -9,7 +9,9 @@ scenario being captured (``common.active_script()``). One endpoint per wire prot
   ``chat_completion`` answers (the script's next tool calls, else its final text); a
   framework whose model answers in text of its own format (DSPy's ChatAdapter) passes its
   own answer, built with ``completion``;
-* ``AnthropicMessages``: the Anthropic Messages API (``POST …/v1/messages``).
+* ``AnthropicMessages``: the Anthropic Messages API (``POST …/v1/messages``);
+* ``GeminiGenerateContent``: the Gemini Developer API
+  (``POST /v1beta/models/{model}:generateContent``).
 
 Only non-streaming answers are scripted: a request that asks for a stream is refused
 (400), so a framework that streams fails loudly instead of capturing something else.
@@ -71,8 +73,13 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def json(cls, payload: Any, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
-        return cls(json.dumps(payload).encode(), headers=headers)
+    def json(
+        cls,
+        payload: Any,
+        headers: tuple[tuple[str, str], ...] = (),
+        content_type: str = "application/json",
+    ) -> Reply:
+        return cls(json.dumps(payload).encode(), content_type, headers=headers)
 
 
 Route = Callable[[Request], Reply]
@@ -156,6 +163,7 @@ class ModelEndpoint:
     ``requests``, and answers the body with ``answer`` (a JSON response)."""
 
     PATH: ClassVar[str]
+    CONTENT_TYPE: ClassVar[str] = "application/json"
 
     def __init__(self, answer: Callable[[Body], Body]) -> None:
         self.answer = answer
@@ -166,7 +174,7 @@ class ModelEndpoint:
         if body.get("stream"):
             raise NotScripted(400, "streaming not scripted")
         self.requests.append(body)
-        return Reply.json(self.answer(body), headers=self.headers())
+        return Reply.json(self.answer(body), self.headers(), self.CONTENT_TYPE)
 
     def headers(self) -> tuple[tuple[str, str], ...]:
         """Response headers besides the content type and length (after ``answer``)."""
@@ -279,6 +287,44 @@ class AnthropicMessages(ModelEndpoint):
     def headers(self) -> tuple[tuple[str, str], ...]:
         script = common.active_script()
         return (("request-id", f"req_{script.scenario.name}_{script.step}"),)
+
+
+# --------------------------------------------------------------------------- Gemini
+
+
+def gemini_content(body: Body) -> Body:
+    """The script's next answer as a ``GenerateContentResponse`` (REST JSON, camelCase):
+    ``functionCall`` parts (without ids, as the Developer API sends them), else text."""
+    script = common.active_script()
+    calls, final = script.next_response()
+    if final is not None:
+        parts: list[dict[str, Any]] = [{"text": final}]
+    else:
+        parts = [{"functionCall": {"name": name, "args": args}} for _, name, args in calls]
+    prompt_tokens = 50 + 10 * len(body.get("contents") or [])
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": prompt_tokens,
+            "candidatesTokenCount": 12,
+            "totalTokenCount": prompt_tokens + 12,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt_tokens}],
+        },
+        "modelVersion": common.MODEL_NAME,
+        "responseId": f"resp_{script.scenario.name}_{script.turn}{script.step}",
+    }
+
+
+class GeminiGenerateContent(ModelEndpoint):
+    """The Gemini Developer API's ``generateContent`` (not ``streamGenerateContent``)."""
+
+    PATH = r"/v1beta/models/[^/:]+:generateContent(\?.*)?"
+    CONTENT_TYPE = "application/json; charset=UTF-8"
+
+    def __init__(self, answer: Callable[[Body], Body] = gemini_content) -> None:
+        super().__init__(answer)
 
 
 # --------------------------------------------------------------------------- the store
