@@ -84,7 +84,7 @@ _script = common.active_script
 SERVER = scripted_model.AnthropicMessages().serve()
 BASE_URL = SERVER.url
 
-TOOLS = [
+TOOLS: list[Any] = [  # Anthropic tool params
     {
         "name": name,
         "description": common.TOOL_DESCRIPTIONS[name],
@@ -112,7 +112,7 @@ def run_tool(block: Any) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": block.id, "content": json.dumps(result)}
 
 
-def support_turn(client: Anthropic, messages: list[dict[str, Any]], text: str) -> str | None:
+def support_turn(client: Anthropic, messages: list[Any], text: str) -> str | None:
     """One user turn of the plain-Python agent loop, under the application's root span."""
     with TRACER.start_as_current_span("support_turn"):
         messages.append({"role": "user", "content": text})
@@ -135,7 +135,7 @@ def run(name: str) -> None:
     scenario = common.load_scenario(name)
     common.Active.script = script = common.Script(scenario, "toolu")
     client = Anthropic(api_key="sk-ant-offline", base_url=BASE_URL, max_retries=0)
-    messages: list[dict[str, Any]] = []
+    messages: list[Any] = []  # Anthropic message params
     RECORDER.batches.clear()
     finals: list[str | None] = []
     turn_traces: list[str] = []

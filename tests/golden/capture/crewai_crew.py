@@ -54,6 +54,7 @@ PROVIDER, RECORDER = common.make_provider("music-store-support-crewai")
 trace.set_tracer_provider(PROVIDER)
 
 from crewai import LLM, Agent, Crew, Process, Task  # noqa: E402
+from crewai.crews.crew_output import CrewOutput  # noqa: E402
 from crewai.events.event_bus import crewai_event_bus  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from openinference.instrumentation import using_session  # noqa: E402
@@ -157,6 +158,7 @@ def run(name: str) -> None:
                 output = crew.kickoff(inputs=inputs)
         else:
             output = crew.kickoff(inputs=inputs)
+        assert isinstance(output, CrewOutput)  # not a streaming crew
         finals.append(output.raw or None)
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": output.raw}]
         crewai_event_bus.flush()  # the listener ends the crew span from the event bus

@@ -163,7 +163,7 @@ def refund(invoice_id: int, track_id: int, reason: str) -> dict[str, Any]:
     return dict(_script().call("refund", invoice_id=invoice_id, track_id=track_id, reason=reason))
 
 
-class SupportRequest(dspy.Signature):
+class SupportRequest(dspy.Signature):  # type: ignore[misc]  # dspy.Signature is untyped
     __doc__ = common.SYSTEM_PROMPT
 
     customer_message: str = dspy.InputField()

@@ -54,7 +54,7 @@ trace.set_tracer_provider(PROVIDER)
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: E402
 from haystack.dataclasses import ChatMessage  # noqa: E402
-from haystack.tools import create_tool_from_function  # noqa: E402
+from haystack.tools.from_function import create_tool_from_function  # noqa: E402
 from haystack.utils import Secret  # noqa: E402
 from openinference.instrumentation import using_session  # noqa: E402
 from openinference.instrumentation.haystack import HaystackInstrumentor  # noqa: E402

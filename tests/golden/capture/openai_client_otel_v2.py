@@ -94,9 +94,12 @@ LOG_PROVIDER, LOG_RECORDER = common_logs.make_logger_provider(SERVICE)
 trace.set_tracer_provider(PROVIDER)
 
 from openai import OpenAI  # noqa: E402
+from openai.types.chat import ChatCompletionMessageFunctionToolCall  # noqa: E402
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: E402
 
-OpenAIInstrumentor().instrument(tracer_provider=PROVIDER, logger_provider=LOG_PROVIDER)
+OpenAIInstrumentor().instrument(  # type: ignore[no-untyped-call]
+    tracer_provider=PROVIDER, logger_provider=LOG_PROVIDER
+)
 
 FOLDER = common.TRACES / ("openai-client-otel-v2-legacy" if LEGACY else "openai-client-otel-v2")
 PACKAGES = (
@@ -118,7 +121,7 @@ _script = common.active_script
 SERVER = scripted_model.ChatCompletions().serve()
 BASE_URL = f"{SERVER.url}/v1"
 
-TOOLS = [
+TOOLS: list[Any] = [  # OpenAI function tool params
     {
         "type": "function",
         "function": {
@@ -159,6 +162,7 @@ def support_turn(client: OpenAI, messages: list[Any], text: str) -> str | None:
             if not message.tool_calls:
                 return message.content
             for call in message.tool_calls:
+                assert isinstance(call, ChatCompletionMessageFunctionToolCall)  # as scripted
                 content = run_tool(call.function.name, call.function.arguments)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
