@@ -35,8 +35,8 @@ is about OpenInference, so by default the SDK's own spans are turned off with
 as a user who sets a global tracer provider gets them).
 
 The model is scripted by a loopback HTTP server speaking the Messages API (``POST
-/v1/messages``, non-streaming); the real ``anthropic.Anthropic`` client talks to it (no
-network).
+/v1/messages``, non-streaming: ``scripted_model.AnthropicMessages``); the real
+``anthropic.Anthropic`` client talks to it (no network).
 """
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +53,7 @@ CAPTURE_ENV: dict[str, str] = {} if SDK_SPANS else {"ANTHROPIC_OPEN_TELEMETRY": 
 os.environ.update(CAPTURE_ENV)
 
 import common  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 
 PROVIDER, RECORDER = common.make_provider("music-store-support-anthropic")
@@ -82,67 +81,10 @@ TRACER = trace.get_tracer("music_store.web")  # the application's own tracer
 _script = common.active_script
 
 
-def _message(body: dict[str, Any]) -> dict[str, Any]:
-    """The Messages API answer of the scripted model (``POST /v1/messages``)."""
-    calls, final = _script().next_response()
-    content: list[dict[str, Any]] = []
-    if final is not None:
-        content.append({"type": "text", "text": final})
-    for call_id, name, args in calls:
-        content.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
-    input_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"msg_{_script().scenario.name}_{_script().turn}{_script().step}",
-        "type": "message",
-        "role": "assistant",
-        "model": common.MODEL_NAME,
-        "content": content,
-        "stop_reason": "end_turn" if final is not None else "tool_use",
-        "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 12},
-    }
+SERVER = scripted_model.AnthropicMessages().serve()
+BASE_URL = SERVER.url
 
-
-class ScriptedModelServer(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback HTTP port (the provider's own client talks to it)."""
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.rstrip("/").endswith("/v1/messages") or body.get("stream"):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        answer = json.dumps(_message(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.send_header("request-id", f"req_{_script().scenario.name}_{_script().step}")
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = HTTPServer(("127.0.0.1", 0), ScriptedModelServer)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}"
-
-_PARAMETERS: dict[str, dict[str, Any]] = {
-    "lookup_track": {"track_name": {"type": "string", "description": "The exact track name."}},
-    "lookup_album": {"album_title": {"type": "string", "description": "The album title."}},
-    "lookup_artist": {"artist_name": {"type": "string", "description": "The artist's name."}},
-    "lookup_invoice": {
-        "customer_id": {"type": "integer", "description": "The customer's id."},
-        "invoice_id": {"type": "integer", "description": "The invoice id."},
-    },
-    "refund": {
-        "invoice_id": {"type": "integer", "description": "The invoice id."},
-        "track_id": {"type": "integer", "description": "The track to refund."},
-        "reason": {"type": "string", "description": "Why the customer wants the refund."},
-    },
-}
-TOOLS = [
+TOOLS: list[Any] = [  # Anthropic tool params
     {
         "name": name,
         "description": common.TOOL_DESCRIPTIONS[name],
@@ -152,7 +94,7 @@ TOOLS = [
             "required": list(properties),
         },
     }
-    for name, properties in _PARAMETERS.items()
+    for name, properties in common.TOOL_PARAMETERS.items()
 ]
 
 
@@ -170,7 +112,7 @@ def run_tool(block: Any) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": block.id, "content": json.dumps(result)}
 
 
-def support_turn(client: Anthropic, messages: list[dict[str, Any]], text: str) -> str | None:
+def support_turn(client: Anthropic, messages: list[Any], text: str) -> str | None:
     """One user turn of the plain-Python agent loop, under the application's root span."""
     with TRACER.start_as_current_span("support_turn"):
         messages.append({"role": "user", "content": text})
@@ -193,7 +135,7 @@ def run(name: str) -> None:
     scenario = common.load_scenario(name)
     common.Active.script = script = common.Script(scenario, "toolu")
     client = Anthropic(api_key="sk-ant-offline", base_url=BASE_URL, max_retries=0)
-    messages: list[dict[str, Any]] = []
+    messages: list[Any] = []  # Anthropic message params
     RECORDER.batches.clear()
     finals: list[str | None] = []
     turn_traces: list[str] = []

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +35,10 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 GOLDEN = Path(__file__).resolve().parent.parent
-TRACES = GOLDEN / "traces"
-REFERENCE = TRACES / "pydantic-ai"  # labels and model decisions are taken from here
+REFERENCE = GOLDEN / "traces" / "pydantic-ai"  # labels and model decisions are taken from here
+# Where the captured folders are written: the golden traces, or with CAPTURE_OUT a scratch
+# folder, to compare a re-capture with the committed one first (compare_capture.py).
+TRACES = Path(os.environ.get("CAPTURE_OUT") or GOLDEN / "traces")
 SCENARIOS = (
     "correct",
     "extra_call",
@@ -100,7 +103,7 @@ ARTISTS = {
         "albums": ["The Dark Side of the Moon", "Wish You Were Here", "Animals", "The Wall"],
     },
 }
-INVOICES = {
+INVOICES: dict[tuple[int, int], dict[str, Any]] = {
     (17, 1042): {
         "invoice_id": 1042,
         "customer_id": 17,
@@ -126,6 +129,23 @@ TOOL_DESCRIPTIONS = {
     "lookup_artist": "Look up an artist and the albums the store sells by them.",
     "lookup_invoice": "Fetch an invoice of a customer (lines reference track ids).",
     "refund": "Refund one purchased track of an invoice.",
+}
+
+# JSON-schema properties of each tool's arguments (all required), for the captures that
+# declare the tools to the model themselves.
+TOOL_PARAMETERS: dict[str, dict[str, Any]] = {
+    "lookup_track": {"track_name": {"type": "string", "description": "The exact track name."}},
+    "lookup_album": {"album_title": {"type": "string", "description": "The album title."}},
+    "lookup_artist": {"artist_name": {"type": "string", "description": "The artist's name."}},
+    "lookup_invoice": {
+        "customer_id": {"type": "integer", "description": "The customer's id."},
+        "invoice_id": {"type": "integer", "description": "The invoice id."},
+    },
+    "refund": {
+        "invoice_id": {"type": "integer", "description": "The invoice id."},
+        "track_id": {"type": "integer", "description": "The track to refund."},
+        "reason": {"type": "string", "description": "Why the customer wants the refund."},
+    },
 }
 
 
@@ -426,8 +446,15 @@ def write_scenario(folder: Path, capture: Capture) -> None:
     )
     (folder / f"{name}.pb").write_bytes(encode_spans(spans).SerializeToString())
     (folder / f"{name}.tree.txt").write_text(tree_text(spans), encoding="utf-8")
+    write_labels(folder, capture, trace_ids_of(spans), len(spans), len(batches))
+
+
+def write_labels(
+    folder: Path, capture: Capture, all_ids: list[str], span_count: int, batch_count: int
+) -> None:
+    """Write ``<scenario>.expected.json`` (traces ``all_ids``, in order of their first span)."""
+    name = capture.scenario.name
     reference = capture.scenario.reference
-    all_ids = trace_ids_of(spans)
     stray = [trace_id for trace_id in all_ids if trace_id not in capture.turn_trace_ids]
     labels = json.loads(json.dumps(reference["labels"]))
     for error in labels.get("tool_errors", []):
@@ -445,8 +472,8 @@ def write_scenario(folder: Path, capture: Capture) -> None:
         "labels": labels,
         "trace_ids": capture.turn_trace_ids,
         "llm_calls_per_turn": capture.script.llm_calls,
-        "span_count": len(spans),
-        "export_batches": len(batches),
+        "span_count": span_count,
+        "export_batches": batch_count,
         "framework_versions": capture.framework_versions,
         "run_errors": capture.run_errors,
     }
@@ -459,7 +486,7 @@ def write_scenario(folder: Path, capture: Capture) -> None:
         json.dumps(expected, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     print(
-        f"{folder.name}/{name}: {len(spans)} spans, {len(batches)} batches, traces {all_ids}",
+        f"{folder.name}/{name}: {span_count} spans, {batch_count} batches, traces {all_ids}",
         file=sys.stderr,
     )
 

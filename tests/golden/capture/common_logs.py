@@ -99,7 +99,7 @@ def write_logs(folder: Path, name: str, batches: Sequence[Sequence[ReadableLogRe
 
 def _body_text(body: Any, limit: int) -> str:
     text = json.dumps(body, ensure_ascii=False, default=str) if body is not None else "None"
-    return common._short(text, limit)
+    return str(common._short(text, limit))
 
 
 def tree_text_with_logs(spans: Sequence[ReadableSpan], records: Sequence[ReadableLogRecord]) -> str:
@@ -176,7 +176,8 @@ def _move_logs_after_events(lines: list[str]) -> list[str]:
         out.append(line)
         i += 1
         if line.lstrip().startswith("- "):
-            logs, events = [], []
+            logs: list[str] = []
+            events: list[str] = []
             while i < len(lines) and lines[i].lstrip().startswith(("~ log", "* event")):
                 (logs if lines[i].lstrip().startswith("~ log") else events).append(lines[i])
                 i += 1

@@ -34,9 +34,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +47,14 @@ CREWAI_ENV = {
 os.environ.update(CREWAI_ENV)  # not OTEL_SDK_DISABLED: it would disable our provider too
 
 import common  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 
 PROVIDER, RECORDER = common.make_provider("music-store-support-crewai")
 trace.set_tracer_provider(PROVIDER)
 
 from crewai import LLM, Agent, Crew, Process, Task  # noqa: E402
+from crewai.crews.crew_output import CrewOutput  # noqa: E402
 from crewai.events.event_bus import crewai_event_bus  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from openinference.instrumentation import using_session  # noqa: E402
@@ -79,64 +78,8 @@ EXPECTED_OUTPUT = "The reply to send to the customer."
 _script = common.active_script
 
 
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions answer of the scripted model (``POST /v1/chat/completions``)."""
-    calls, final = _script().next_response()
-    message: dict[str, Any] = {"role": "assistant", "content": final}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for call_id, name, args in calls
-        ]
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"chatcmpl_{_script().scenario.name}_{_script().turn}{_script().step}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "stop" if final is not None else "tool_calls",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 12,
-            "total_tokens": prompt_tokens + 12,
-        },
-    }
-
-
-class ScriptedModelServer(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback HTTP port (the provider's own client talks to it)."""
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.endswith("/chat/completions"):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        answer = json.dumps(_chat_completion(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = HTTPServer(("127.0.0.1", 0), ScriptedModelServer)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}/v1"
+SERVER = scripted_model.ChatCompletions().serve()
+BASE_URL = f"{SERVER.url}/v1"
 
 
 def scripted_llm() -> LLM:
@@ -215,6 +158,7 @@ def run(name: str) -> None:
                 output = crew.kickoff(inputs=inputs)
         else:
             output = crew.kickoff(inputs=inputs)
+        assert isinstance(output, CrewOutput)  # not a streaming crew
         finals.append(output.raw or None)
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": output.raw}]
         crewai_event_bus.flush()  # the listener ends the crew span from the event bus

@@ -38,9 +38,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +54,7 @@ for arg in list(sys.argv[1:]):
         ENGINE = arg.split("=", 1)[1]
 
 import common  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 
 PROVIDER, RECORDER = common.make_provider("music-store-support-dspy")
@@ -88,7 +86,6 @@ PACKAGES = (
 )
 
 _script = common.active_script
-REQUESTS: list[dict[str, Any]] = []
 
 
 def _fields(**fields: str) -> str:
@@ -125,57 +122,20 @@ def _answer_text(body: dict[str, Any]) -> str:
 
 
 def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
+    """A Chat Completions answer whose text is the ChatAdapter completion of this request."""
     text = _answer_text(body)
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
     script = _script()
-    return {
-        "id": f"chatcmpl_{script.scenario.name}_{script.turn}{script.llm_calls[script.turn]}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 30,
-            "total_tokens": prompt_tokens + 30,
-        },
-    }
+    return scripted_model.completion(
+        body,
+        {"role": "assistant", "content": text},
+        response_id=f"chatcmpl_{script.scenario.name}_{script.turn}{script.llm_calls[script.turn]}",
+        finish_reason="stop",
+        completion_tokens=30,
+    )
 
 
-class ScriptedModelServer(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback HTTP port (LiteLLM's openai client talks to it)."""
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.endswith("/chat/completions"):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        if body.get("stream"):
-            self.send_error(400, "streaming not scripted")
-            return
-        REQUESTS.append(body)
-        answer = json.dumps(_chat_completion(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = HTTPServer(("127.0.0.1", 0), ScriptedModelServer)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}/v1"
+SERVER = scripted_model.ChatCompletions(_chat_completion).serve()
+BASE_URL = f"{SERVER.url}/v1"
 
 
 def lookup_track(track_name: str) -> dict[str, Any]:
@@ -203,7 +163,7 @@ def refund(invoice_id: int, track_id: int, reason: str) -> dict[str, Any]:
     return dict(_script().call("refund", invoice_id=invoice_id, track_id=track_id, reason=reason))
 
 
-class SupportRequest(dspy.Signature):
+class SupportRequest(dspy.Signature):  # type: ignore[misc]  # dspy.Signature is untyped
     __doc__ = common.SYSTEM_PROMPT
 
     customer_message: str = dspy.InputField()

@@ -36,7 +36,8 @@ request, tool calls / results only in ``gen_ai.output.messages`` / ``gen_ai.inpu
 ``execute_tool`` spans.
 
 The model is scripted by a loopback HTTP server in this process speaking the Gemini
-Developer API (``POST /v1beta/models/{model}:generateContent``); the client is pointed at
+Developer API (``POST /v1beta/models/{model}:generateContent``:
+``scripted_model.GeminiGenerateContent``); the client is pointed at
 it with ``http_options.base_url`` and a dummy API key, so the SDK's real HTTP client path
 runs. The scripted ``functionCall`` parts carry no ``id`` (the Gemini Developer API usually
 sends none; the SDK's AFC would not echo it back anyway). The refused refund raises
@@ -53,12 +54,8 @@ an SDK ``LoggerProvider`` and are written as ``<scenario>.logs.jsonl`` / ``.logs
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +65,7 @@ os.environ.update(CONTENT_ENV)
 
 import common  # noqa: E402
 import common_logs  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import _logs, trace  # noqa: E402
 
 SERVICE = "music-store-support-google-genai"
@@ -99,59 +97,9 @@ PACKAGES = (
 MODEL = "gemini-2.5-flash"  # what the application asks for; the server answers as MODEL_NAME
 
 _script = common.active_script
-REQUESTS: list[dict[str, Any]] = []  # every request body the scripted server received
-
-
-def _generate_content(body: dict[str, Any]) -> dict[str, Any]:
-    """The scripted model's ``GenerateContentResponse`` (Gemini REST JSON, camelCase)."""
-    REQUESTS.append(body)
-    script = _script()
-    calls, final = script.next_response()
-    if final is not None:
-        parts: list[dict[str, Any]] = [{"text": final}]
-    else:
-        parts = [{"functionCall": {"name": name, "args": args}} for _, name, args in calls]
-    prompt_tokens = 50 + 10 * len(body.get("contents") or [])
-    return {
-        "candidates": [
-            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
-        ],
-        "usageMetadata": {
-            "promptTokenCount": prompt_tokens,
-            "candidatesTokenCount": 12,
-            "totalTokenCount": prompt_tokens + 12,
-            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt_tokens}],
-        },
-        "modelVersion": common.MODEL_NAME,
-        "responseId": f"resp_{script.scenario.name}_{script.turn}{script.step}",
-    }
-
-
-class ScriptedGemini(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback port (the SDK's own HTTP client talks to it)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not re.fullmatch(r"/v1beta/models/[^/:]+:generateContent(\?.*)?", self.path):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        answer = json.dumps(_generate_content(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedGemini)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}"
+MODEL_ENDPOINT = scripted_model.GeminiGenerateContent()  # .requests: every body received
+SERVER = MODEL_ENDPOINT.serve()
+BASE_URL = SERVER.url
 
 
 def lookup_track(track_name: str) -> dict[str, Any]:
@@ -230,7 +178,7 @@ def run(name: str) -> None:
     )
     RECORDER.batches.clear()
     LOG_RECORDER.batches.clear()
-    REQUESTS.clear()
+    MODEL_ENDPOINT.requests.clear()
     finals: list[str | None] = []
     turn_traces: list[str] = []
     run_errors: list[str] = []
@@ -250,7 +198,7 @@ def run(name: str) -> None:
         turn_traces.extend(common.trace_ids_of(RECORDER.spans[before:]))
     errors_sent = [
         part["functionResponse"]["response"]
-        for body in REQUESTS
+        for body in MODEL_ENDPOINT.requests
         for content in body.get("contents") or []
         for part in content.get("parts") or []
         if "error" in (part.get("functionResponse") or {}).get("response", {})

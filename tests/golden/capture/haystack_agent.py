@@ -35,17 +35,14 @@ The refused refund raises inside the tool: ``Tool.invoke`` wraps it in
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common
+import scripted_model
 from opentelemetry import trace
 
 PROVIDER, RECORDER = common.make_provider("music-store-support-haystack")
@@ -57,7 +54,7 @@ trace.set_tracer_provider(PROVIDER)
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: E402
 from haystack.dataclasses import ChatMessage  # noqa: E402
-from haystack.tools import create_tool_from_function  # noqa: E402
+from haystack.tools.from_function import create_tool_from_function  # noqa: E402
 from haystack.utils import Secret  # noqa: E402
 from openinference.instrumentation import using_session  # noqa: E402
 from openinference.instrumentation.haystack import HaystackInstrumentor  # noqa: E402
@@ -77,71 +74,8 @@ PACKAGES = (
 _script = common.active_script
 
 
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions answer of the scripted model (``POST /v1/chat/completions``)."""
-    calls, final = _script().next_response()
-    message: dict[str, Any] = {"role": "assistant", "content": final}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for call_id, name, args in calls
-        ]
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"chatcmpl_{_script().scenario.name}_{_script().turn}{_script().step}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "stop" if final is not None else "tool_calls",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 12,
-            "total_tokens": prompt_tokens + 12,
-        },
-    }
-
-
-REQUESTS: list[dict[str, Any]] = []
-
-
-class ScriptedModelServer(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback HTTP port (the provider's own client talks to it)."""
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.endswith("/chat/completions"):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        if body.get("stream"):
-            self.send_error(400, "streaming not scripted")
-            return
-        REQUESTS.append(body)
-        answer = json.dumps(_chat_completion(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = HTTPServer(("127.0.0.1", 0), ScriptedModelServer)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}/v1"
+SERVER = scripted_model.ChatCompletions().serve()
+BASE_URL = f"{SERVER.url}/v1"
 
 
 def lookup_track(track_name: str) -> dict[str, Any]:

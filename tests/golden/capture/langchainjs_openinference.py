@@ -2,14 +2,14 @@
 
 Not run in CI. Needs Node 20 + npm, and a Python venv of its own (never evald's)::
 
-    mkdir -p tests/golden/capture/node-langchainjs && cd tests/golden/capture/node-langchainjs
-    npm init -y
-    npm install langchain@1.5.14 @langchain/core@1.4.0 @langchain/langgraph@1.7.3 \
-        @langchain/openai@1.5.8 zod@4.6.7 \
-        @arizeai/openinference-instrumentation-langchain@4.1.1 \
-        @opentelemetry/api@1.9.1 @opentelemetry/sdk-trace-node@2.12.0 \
-        @opentelemetry/sdk-trace-base@2.12.1 @opentelemetry/resources@2.12.1 \
-        @opentelemetry/exporter-trace-otlp-proto@0.223.1
+    cd tests/golden/capture/node-langchainjs && npm ci && cd -  # the committed lock file
+    # (how it was made: npm init -y, then
+    #  npm install langchain@1.5.14 @langchain/core@1.4.0 @langchain/langgraph@1.7.3 \
+    #      @langchain/openai@1.5.8 zod@4.6.7 \
+    #      @arizeai/openinference-instrumentation-langchain@4.1.1 \
+    #      @opentelemetry/api@1.9.1 @opentelemetry/sdk-trace-node@2.12.0 \
+    #      @opentelemetry/sdk-trace-base@2.12.1 @opentelemetry/resources@2.12.1 \
+    #      @opentelemetry/exporter-trace-otlp-proto@0.223.1; node_modules/ is git-ignored)
     /root/.pyenv/versions/3.12.1/bin/python -m venv /tmp/cap-lcjs
     /tmp/cap-lcjs/bin/pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
     /tmp/cap-lcjs/bin/python tests/golden/capture/langchainjs_openinference.py [scenario ...]
@@ -27,13 +27,14 @@ with ours, as NodeSDK does) whose ``BatchSpanProcessor`` feeds the real
 ``OTLPTraceExporter`` of ``@opentelemetry/exporter-trace-otlp-proto``; the agent awaits
 LangChain's background callbacks, then ``forceFlush()``es once per user turn.
 
-This script runs one loopback HTTP server (127.0.0.1, port 0) that is everything the
-agent talks to: ``POST /v1/chat/completions`` (the scripted model, as CrewAI's capture),
-``POST /v1/traces`` (an OTLP/HTTP protobuf receiver: each request body is kept as it
-came, one ``ExportTraceServiceRequest`` per SDK export), ``POST /store/<tool>`` (the store
-backend of ``common``: the JS tools call it, so the trajectory is recorded by the tools
-as they run; a ``StoreError`` comes back as ``{"error": …}`` and the JS tool throws a
-``StoreError`` with that message), and ``/turn_start`` / ``/turn_end``.
+This script runs one loopback HTTP server (``scripted_model.LoopbackServer``) that is
+everything the agent talks to: ``POST /v1/chat/completions`` (the scripted model,
+``scripted_model.ChatCompletions``), ``POST /v1/traces`` (an OTLP/HTTP protobuf receiver:
+each request body is kept as it came, one ``ExportTraceServiceRequest`` per SDK export),
+``POST /store/<tool>`` (the store backend of ``common``, ``scripted_model.StoreEndpoint``:
+the JS tools call it, so the trajectory is recorded by the tools as they run; a
+``StoreError`` comes back as ``{"error": …}`` and the JS tool throws a ``StoreError`` with
+that message), and ``/turn_start`` / ``/turn_end``.
 
 Files: ``.jsonl`` = each received request, ``MessageToDict(use_integers_for_enums=True)``
 with hex ids (common's convention); ``.pb`` = one request holding every span (the received
@@ -47,16 +48,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common
 import received_otlp
+import scripted_model
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
 )
@@ -85,7 +84,8 @@ NODE_PACKAGES = (
 
 
 class State:
-    lock = threading.Lock()
+    """What the loopback server received for the scenario being captured."""
+
     requests: ClassVar[list[ExportTraceServiceRequest]] = []
     turn_marks: ClassVar[list[int]] = []  # index into requests at each turn start
     turn_traces: ClassVar[list[str]] = []
@@ -94,105 +94,36 @@ class State:
     content_types: ClassVar[set[str]] = set()
 
 
-_script = common.active_script
+def _keep_export(request: ExportTraceServiceRequest, content_type: str) -> None:
+    State.requests.append(request)
+    State.content_types.add(content_type)
 
 
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions answer of the scripted model (as in crewai_crew.py)."""
-    calls, final = _script().next_response()
-    message: dict[str, Any] = {"role": "assistant", "content": final}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for call_id, name, args in calls
-        ]
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"chatcmpl_{_script().scenario.name}_{_script().turn}{_script().step}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "stop" if final is not None else "tool_calls",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 12,
-            "total_tokens": prompt_tokens + 12,
-        },
+def _turn_start(request: scripted_model.Request) -> scripted_model.Reply:
+    common.active_script().start_turn(request.json()["turn"])
+    State.turn_marks.append(len(State.requests))
+    return scripted_model.Reply.json({})
+
+
+def _turn_end(request: scripted_model.Request) -> scripted_model.Reply:
+    body = request.json()
+    State.finals.append(body.get("final"))
+    if body.get("error"):
+        State.run_errors.append(body["error"])
+    State.turn_traces.extend(received_otlp.ids_of(State.requests[State.turn_marks[-1] :]))
+    return scripted_model.Reply.json({})
+
+
+SERVER = scripted_model.LoopbackServer(
+    {
+        received_otlp.TRACES_PATH: received_otlp.receiver(_keep_export),
+        scripted_model.ChatCompletions.PATH: scripted_model.ChatCompletions(),
+        scripted_model.StoreEndpoint.PATH: scripted_model.StoreEndpoint(),
+        "/turn_start": _turn_start,
+        "/turn_end": _turn_end,
     }
-
-
-class Handler(BaseHTTPRequestHandler):
-    def _json(self, payload: Any, status: int = 200) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self) -> None:
-        raw = received_otlp.read_body(self)
-        if os.environ.get("CAPTURE_DEBUG"):
-            print("HTTP", self.path, dict(self.headers), len(raw), file=sys.stderr)
-        if self.path == "/v1/traces":
-            request = received_otlp.parse_export(self, raw)
-            with State.lock:
-                State.requests.append(request)
-                State.content_types.add(self.headers.get("Content-Type") or "")
-            received_otlp.answer_export(self)
-            return
-        body = json.loads(raw or b"{}")
-        if self.path.endswith("/chat/completions"):
-            if body.get("stream"):
-                self.send_error(400, "streaming not scripted")
-                return
-            with State.lock:
-                answer = _chat_completion(body)
-            self._json(answer)
-        elif self.path.startswith("/store/"):
-            tool = self.path.removeprefix("/store/")
-            try:
-                with State.lock:
-                    result = _script().call(tool, **body)
-            except common.StoreError as exc:
-                self._json({"error": str(exc)})
-                return
-            self._json({"result": result})
-        elif self.path == "/turn_start":
-            with State.lock:
-                _script().start_turn(body["turn"])
-                State.turn_marks.append(len(State.requests))
-            self._json({})
-        elif self.path == "/turn_end":
-            with State.lock:
-                State.finals.append(body.get("final"))
-                if body.get("error"):
-                    State.run_errors.append(body["error"])
-                State.turn_traces.extend(
-                    received_otlp.ids_of(State.requests[State.turn_marks[-1] :])
-                )
-            self._json({})
-        else:
-            self.send_error(404, f"not scripted: {self.path}")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-ROOT_URL = f"http://127.0.0.1:{SERVER.server_address[1]}"
+)
+ROOT_URL = SERVER.url
 
 
 def node_versions() -> dict[str, str]:

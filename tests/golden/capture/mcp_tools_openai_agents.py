@@ -19,7 +19,7 @@ tools come from ``mcp_servers=[MCPServerStdio(...)]``: ``mcp_store_server.py`` (
 server process per scenario (all turns). Default tool naming (no
 ``include_server_in_tool_names``), default ``cache_tools_list=False``. The model is the
 SDK's ``OpenAIChatCompletionsModel`` with a real ``AsyncOpenAI`` client against this
-script's loopback Chat Completions server (scripted answers, as crewai_crew.py); multi-turn
+script's loopback Chat Completions server (``scripted_model``); multi-turn
 memory is a ``SQLiteSession``; session id through OpenInference ``using_session()``.
 
 Two processes export spans:
@@ -39,11 +39,8 @@ batches encoded as ``common`` does, the server's requests as received).
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -52,6 +49,7 @@ sys.path.insert(0, str(SCRIPTS))
 
 import common  # noqa: E402
 import received_otlp  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
@@ -112,90 +110,22 @@ def _logging_export(spans: Any) -> Any:
 
 
 RECORDER.export = _logging_export  # type: ignore[method-assign]
-_script = common.active_script
-_lock = threading.Lock()
 
 
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions answer of the scripted model (as in crewai_crew.py)."""
-    calls, final = _script().next_response()
-    message: dict[str, Any] = {"role": "assistant", "content": final}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for call_id, name, args in calls
-        ]
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"chatcmpl_{_script().scenario.name}_{_script().turn}{_script().step}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "stop" if final is not None else "tool_calls",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 12,
-            "total_tokens": prompt_tokens + 12,
-        },
+def _keep_export(request: ExportTraceServiceRequest, content_type: str) -> None:
+    with Exports.lock:
+        Exports.log.append(("mcp-server", request))
+
+
+# Loopback: the scripted model, the store backend, the MCP server's OTLP receiver.
+SERVER = scripted_model.LoopbackServer(
+    {
+        received_otlp.TRACES_PATH: received_otlp.receiver(_keep_export),
+        scripted_model.ChatCompletions.PATH: scripted_model.ChatCompletions(),
+        scripted_model.StoreEndpoint.PATH: scripted_model.StoreEndpoint(),
     }
-
-
-class Handler(BaseHTTPRequestHandler):
-    """Loopback: the scripted model, the store backend, the server's OTLP receiver."""
-
-    def _json(self, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self) -> None:
-        raw = received_otlp.read_body(self)
-        if self.path == "/v1/traces":
-            request = received_otlp.parse_export(self, raw)
-            with Exports.lock:
-                Exports.log.append(("mcp-server", request))
-            received_otlp.answer_export(self)
-            return
-        body = json.loads(raw or b"{}")
-        if self.path.endswith("/chat/completions"):
-            if body.get("stream"):
-                self.send_error(400, "streaming not scripted")
-                return
-            with _lock:
-                self._json(_chat_completion(body))
-        elif self.path.startswith("/store/"):
-            tool = self.path.removeprefix("/store/")
-            try:
-                with _lock:
-                    result = _script().call(tool, **body)
-            except common.StoreError as exc:
-                self._json({"error": str(exc)})
-                return
-            self._json({"result": result})
-        else:
-            self.send_error(404, f"not scripted: {self.path}")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-ROOT_URL = f"http://127.0.0.1:{SERVER.server_address[1]}"
+)
+ROOT_URL = SERVER.url
 
 
 def mcp_server() -> MCPServerStdio:

@@ -33,12 +33,8 @@ False).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +44,7 @@ for _name in [n for n in os.environ if n.startswith("OTEL_EXPORTER_OTLP")]:
 
 import common  # noqa: E402
 import common_logs  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import _logs, trace  # noqa: E402
 
 SERVICE = "music-store-support-ms-agent-framework"
@@ -74,74 +71,9 @@ PACKAGES = (
 )
 
 _script = common.active_script
-REQUESTS: list[dict[str, Any]] = []  # every request body the scripted server received
-
-
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions answer of the scripted model (``POST /v1/chat/completions``)."""
-    REQUESTS.append(body)
-    script = _script()
-    calls, final = script.next_response()
-    message: dict[str, Any] = {"role": "assistant", "content": final}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for call_id, name, args in calls
-        ]
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"chatcmpl_{script.scenario.name}_{script.turn}{script.step}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "stop" if final is not None else "tool_calls",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 12,
-            "total_tokens": prompt_tokens + 12,
-        },
-    }
-
-
-class ScriptedModelServer(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback HTTP port (the provider's own client talks to it)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.endswith("/chat/completions"):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        if body.get("stream"):
-            self.send_error(400, "streaming not scripted")
-            return
-        answer = json.dumps(_chat_completion(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModelServer)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}/v1"
+MODEL = scripted_model.ChatCompletions()  # MODEL.requests: every request body it received
+SERVER = MODEL.serve()
+BASE_URL = f"{SERVER.url}/v1"
 
 
 @tool
@@ -194,7 +126,7 @@ async def run(name: str) -> None:
     session = agent.create_session(session_id=scenario.session_id) if scenario.session_id else None
     RECORDER.batches.clear()
     LOG_RECORDER.batches.clear()
-    REQUESTS.clear()
+    MODEL.requests.clear()
     finals: list[str | None] = []
     turn_traces: list[str] = []
     for turn, text in enumerate(scenario.user_inputs):
@@ -207,7 +139,7 @@ async def run(name: str) -> None:
         turn_traces.extend(common.trace_ids_of(RECORDER.spans[before:]))
     tool_messages_sent = [
         message["content"]
-        for message in (REQUESTS[-1].get("messages") if REQUESTS else []) or []
+        for message in (MODEL.requests[-1].get("messages") if MODEL.requests else []) or []
         if message.get("role") == "tool"
     ]
     capture = common.Capture(

@@ -54,8 +54,8 @@ written as ``<scenario>.logs.jsonl`` / ``.logs.pb``:
   record per request message (``gen_ai.system.message``, ``gen_ai.user.message``,
   ``gen_ai.assistant.message``, ``gen_ai.tool.message``) and per choice (``gen_ai.choice``).
 
-The model is scripted by a loopback HTTP server speaking Chat Completions (as in
-``crewai_crew.py``); the real ``openai.OpenAI`` client talks to it (no network).
+The model is scripted by a loopback HTTP server speaking Chat Completions
+(``scripted_model.ChatCompletions``); the real ``openai.OpenAI`` client talks to it (no network).
 """
 
 from __future__ import annotations
@@ -63,9 +63,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +85,7 @@ os.environ.update(CAPTURE_ENV)
 
 import common  # noqa: E402
 import common_logs  # noqa: E402
+import scripted_model  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 
 SERVICE = "music-store-support-openai"
@@ -96,9 +94,12 @@ LOG_PROVIDER, LOG_RECORDER = common_logs.make_logger_provider(SERVICE)
 trace.set_tracer_provider(PROVIDER)
 
 from openai import OpenAI  # noqa: E402
+from openai.types.chat import ChatCompletionMessageFunctionToolCall  # noqa: E402
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: E402
 
-OpenAIInstrumentor().instrument(tracer_provider=PROVIDER, logger_provider=LOG_PROVIDER)
+OpenAIInstrumentor().instrument(  # type: ignore[no-untyped-call]
+    tracer_provider=PROVIDER, logger_provider=LOG_PROVIDER
+)
 
 FOLDER = common.TRACES / ("openai-client-otel-v2-legacy" if LEGACY else "openai-client-otel-v2")
 PACKAGES = (
@@ -117,80 +118,10 @@ TRACER = trace.get_tracer("music_store.web")  # the application's own tracer
 _script = common.active_script
 
 
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions answer of the scripted model (``POST /v1/chat/completions``)."""
-    calls, final = _script().next_response()
-    message: dict[str, Any] = {"role": "assistant", "content": final}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for call_id, name, args in calls
-        ]
-    prompt_tokens = 50 + 10 * len(body.get("messages") or [])
-    return {
-        "id": f"chatcmpl_{_script().scenario.name}_{_script().turn}{_script().step}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": common.MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "stop" if final is not None else "tool_calls",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 12,
-            "total_tokens": prompt_tokens + 12,
-        },
-    }
+SERVER = scripted_model.ChatCompletions().serve()
+BASE_URL = f"{SERVER.url}/v1"
 
-
-class ScriptedModelServer(BaseHTTPRequestHandler):
-    """The scripted model behind a loopback HTTP port (the provider's own client talks to it)."""
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.endswith("/chat/completions"):
-            self.send_error(404, f"not scripted: {self.path}")
-            return
-        answer = json.dumps(_chat_completion(body)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-SERVER = HTTPServer(("127.0.0.1", 0), ScriptedModelServer)
-threading.Thread(target=SERVER.serve_forever, daemon=True).start()
-BASE_URL = f"http://127.0.0.1:{SERVER.server_address[1]}/v1"
-
-_PARAMETERS: dict[str, dict[str, Any]] = {
-    "lookup_track": {"track_name": {"type": "string", "description": "The exact track name."}},
-    "lookup_album": {"album_title": {"type": "string", "description": "The album title."}},
-    "lookup_artist": {"artist_name": {"type": "string", "description": "The artist's name."}},
-    "lookup_invoice": {
-        "customer_id": {"type": "integer", "description": "The customer's id."},
-        "invoice_id": {"type": "integer", "description": "The invoice id."},
-    },
-    "refund": {
-        "invoice_id": {"type": "integer", "description": "The invoice id."},
-        "track_id": {"type": "integer", "description": "The track to refund."},
-        "reason": {"type": "string", "description": "Why the customer wants the refund."},
-    },
-}
-TOOLS = [
+TOOLS: list[Any] = [  # OpenAI function tool params
     {
         "type": "function",
         "function": {
@@ -204,7 +135,7 @@ TOOLS = [
             },
         },
     }
-    for name, properties in _PARAMETERS.items()
+    for name, properties in common.TOOL_PARAMETERS.items()
 ]
 
 
@@ -231,6 +162,7 @@ def support_turn(client: OpenAI, messages: list[Any], text: str) -> str | None:
             if not message.tool_calls:
                 return message.content
             for call in message.tool_calls:
+                assert isinstance(call, ChatCompletionMessageFunctionToolCall)  # as scripted
                 content = run_tool(call.function.name, call.function.arguments)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
 

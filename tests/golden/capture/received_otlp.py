@@ -1,4 +1,5 @@
-"""Writers for captures whose spans arrive as OTLP requests (another process exported them).
+"""Receiver and writers for captures whose spans arrive as OTLP requests (another process
+exported them): ``receiver`` is a route of ``scripted_model.LoopbackServer``.
 
 Used by ``langchainjs_openinference.py`` (the OTel JS SDK exports to a loopback receiver)
 and ``mcp_tools_openai_agents.py`` (the MCP server subprocess exports its own spans). Same
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import common
+import scripted_model
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -26,41 +27,35 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-
-def read_body(handler: BaseHTTPRequestHandler) -> bytes:
-    """A request body, chunked (Node's http does that for the OTLP exporter) or not."""
-    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
-        parts: list[bytes] = []
-        while True:
-            size = int(handler.rfile.readline().split(b";")[0].strip(), 16)
-            if size == 0:
-                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(parts)
-            parts.append(handler.rfile.read(size))
-            handler.rfile.readline()  # CRLF after each chunk
-    return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+TRACES_PATH = "/v1/traces"
 
 
-def parse_export(handler: BaseHTTPRequestHandler, raw: bytes) -> ExportTraceServiceRequest:
+def parse_export(request: scripted_model.Request) -> ExportTraceServiceRequest:
     """An OTLP/HTTP protobuf trace export request (the only encoding used here)."""
-    if handler.headers.get("Content-Encoding") == "gzip":
+    raw = request.body
+    if request.headers.get("Content-Encoding") == "gzip":
         raw = gzip.decompress(raw)
-    content_type = handler.headers.get("Content-Type") or ""
+    content_type = request.headers.get("Content-Type") or ""
     if content_type != "application/x-protobuf":
         raise ValueError(f"not an OTLP/HTTP protobuf export: {content_type}")
-    request = ExportTraceServiceRequest()
-    request.ParseFromString(raw)
-    return request
+    export = ExportTraceServiceRequest()
+    export.ParseFromString(raw)
+    return export
 
 
-def answer_export(handler: BaseHTTPRequestHandler) -> None:
-    data = ExportTraceServiceResponse().SerializeToString()
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/x-protobuf")
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
+def receiver(keep: Callable[[ExportTraceServiceRequest, str], None]) -> scripted_model.Route:
+    """The route (``TRACES_PATH``) of a loopback OTLP/HTTP protobuf trace receiver.
+
+    Each export request is handed to ``keep`` as it came, with its content type, and
+    answered with an empty ``ExportTraceServiceResponse`` (full success).
+    """
+
+    def route(request: scripted_model.Request) -> scripted_model.Reply:
+        keep(parse_export(request), request.headers.get("Content-Type") or "")
+        answer = ExportTraceServiceResponse().SerializeToString()
+        return scripted_model.Reply(answer, content_type="application/x-protobuf")
+
+    return route
 
 
 def hex_json(request: ExportTraceServiceRequest) -> str:
@@ -165,39 +160,4 @@ def write_scenario(
     )
     (folder / f"{name}.pb").write_bytes(every.SerializeToString())
     (folder / f"{name}.tree.txt").write_text(tree_text(every), encoding="utf-8")
-    reference = capture.scenario.reference
-    all_ids = ids_of(requests)
-    stray = [t for t in all_ids if t not in capture.turn_trace_ids]
-    labels = json.loads(json.dumps(reference["labels"]))
-    for error in labels.get("tool_errors", []):
-        error["message_contains"] = capture.tool_error_contains
-    expected: dict[str, Any] = {
-        "framework": folder.name,
-        "scenario": name,
-        "description": reference["description"],
-        "session_id": capture.session_id,
-        "user_inputs": capture.scenario.user_inputs,
-        "final_responses": capture.final_responses,
-        "expected_trajectory": reference["expected_trajectory"],
-        "ordering_constraints": reference["ordering_constraints"],
-        "actual_trajectory": capture.script.executed,
-        "labels": labels,
-        "trace_ids": capture.turn_trace_ids,
-        "llm_calls_per_turn": capture.script.llm_calls,
-        "span_count": len(spans),
-        "export_batches": len(requests),
-        "framework_versions": capture.framework_versions,
-        "run_errors": capture.run_errors,
-    }
-    if capture.notes:
-        expected["notes"] = capture.notes
-    if stray:
-        expected["stray_traces"] = stray
-    expected.update(capture.extra)
-    (folder / f"{name}.expected.json").write_text(
-        json.dumps(expected, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    print(
-        f"{folder.name}/{name}: {len(spans)} spans, {len(requests)} batches, traces {all_ids}",
-        file=sys.stderr,
-    )
+    common.write_labels(folder, capture, ids_of(requests), len(spans), len(requests))
