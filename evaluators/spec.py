@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from evaluators.binding import BindError, BoundEntry, bind_entries, bind_spec
 from evaluators.datasets import DatasetError, dataset_path, load_dataset
+from evaluators.depth import parts_read
 from evaluators.documents import (
     JSON_SUFFIXES,
     YAML_SUFFIXES,
@@ -145,6 +146,9 @@ class SpecSet:
             scope: tuple(spec for spec in self._specs if spec.scope == scope)
             for scope in ("trace", "session")
         }
+        self._session_parts = parts_read_by(
+            bound for spec in self._by_scope["session"] for bound in spec.bound
+        )
 
     def __iter__(self) -> Iterator[Spec]:
         return iter(self._specs)
@@ -175,6 +179,12 @@ class SpecSet:
         session_specs = self._by_scope["session"]
         return any(spec.match.may_match_session_of(turn) for spec in session_specs)
 
+    @property
+    def session_parts(self) -> frozenset[str]:
+        """The optional trajectory parts (``evaluators.depth``) that the evaluators of
+        the session specs read: a turn a session spec may hold is built with them."""
+        return self._session_parts
+
     def matching(self, trajectory: Trajectory, scope: Scope = "trace") -> list[Spec]:
         """Every spec of ``scope`` that applies to ``trajectory`` (several may), in load
         order; for ``session``, ``trajectory`` is a session's merged trajectory."""
@@ -188,6 +198,14 @@ class SpecSet:
             for spec in self.matching(trajectory, scope)
             for bound in spec.evaluators_for(trajectory) or ()
         ]
+
+
+def parts_read_by(bound: Iterable[BoundEvaluator]) -> frozenset[str]:
+    """The optional trajectory parts (``evaluators.depth``) the ``bound`` evaluators read."""
+    found: frozenset[str] = frozenset()
+    for each in bound:
+        found |= parts_read(each.evaluator)
+    return found
 
 
 def _load(
