@@ -113,8 +113,21 @@ Table = list[list[bool]]
 def match_table(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
 ) -> Table:
-    """Every (item, step) pair judged once: the algorithms below read it many times."""
-    return [[matches(item, step) for step in predicted] for item in reference]
+    """Every (item, step) pair judged once: the algorithms below read it many times.
+
+    The last table is kept (read-only) for the same three objects: the reference
+    evaluators of one spec ask for it one after another on one trajectory
+    (``reference_base.shared_inputs`` hands them the same objects)."""
+    global _last_table  # noqa: PLW0603 - a one-entry memo; a tuple is swapped atomically
+    last = _last_table
+    if last is not None and last[0] is reference and last[1] is predicted and last[2] is matches:
+        return last[3]
+    table = [[matches(item, step) for step in predicted] for item in reference]
+    _last_table = (reference, predicted, matches, table)
+    return table
+
+
+_last_table: tuple[object, object, object, Table] | None = None
 
 
 def exact_sequence(
