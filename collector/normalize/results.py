@@ -45,7 +45,6 @@ _ERROR_OPENING = re.compile(
 _TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
 # Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
 _LETTER_ESCAPE = re.compile(r"\\[uUxN0-7]")
-_ERROR_WORDS = ("rror", "RROR", "xception")  # (E)rror, (E)RROR, (E)xception, and error
 _AFTER_ERROR_FIELD = frozenset("\"'\\=")
 _OPENING = frozenset("\"'\\")
 _SPACE_ESCAPES = frozenset("nrtfv")
@@ -95,16 +94,25 @@ def _error_hint(raw: str) -> bool:
     ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
     ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
     a quote, a backslash or the text's start, whitespace allowed before it."""
+    # (One-character searches first: far faster than a word's, and the letters are rare.)
+    return (
+        _word_hint(raw, "rror")
+        or ("R" in raw and _word_hint(raw, "RROR"))
+        or ("x" in raw and _word_hint(raw, "xception"))
+    )
+
+
+def _word_hint(raw: str, word: str) -> bool:
+    """``_error_hint`` for one of (E)rror, (E)RROR, (E)xception, and error."""
     size = len(raw)
-    for word in _ERROR_WORDS:
-        at = raw.find(word)
-        while at >= 0:
-            end = at + len(word)
-            if end < size and raw[end] in _AFTER_ERROR_FIELD:
-                return True
-            if at > 0 and raw[at - 1] == "E" and _opens_string(raw, at - 1):
-                return True
-            at = raw.find(word, end)
+    at = raw.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if end < size and raw[end] in _AFTER_ERROR_FIELD:
+            return True
+        if at > 0 and raw[at - 1] == "E" and _opens_string(raw, at - 1):
+            return True
+        at = raw.find(word, end)
     return False
 
 
