@@ -151,7 +151,8 @@ def ambiguous_names(
         full = sorted({s.name for s in predicted if s.name != name and names_match(name, s.name)})
         if len(full) > 1:
             found[name] = full
-    _last_ambiguous = (reference, predicted, found)
+    if type(reference) is tuple and type(predicted) is tuple:  # immutable: safe to keep
+        _last_ambiguous = (reference, predicted, found)
     return {name: list(full) for name, full in found.items()}
 
 
