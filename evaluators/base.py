@@ -80,6 +80,9 @@ class Evaluator(Generic[CriteriaT, ConfigT]):
     # What the evaluator reads that an instrumentation may not record (``evaluators.gaps``):
     # on a trajectory with one of these gaps it is not run, and reports the gap instead.
     requires: ClassVar[frozenset[str]] = frozenset()
+    # What the evaluator reads that the normalizer builds only on demand
+    # (``evaluators.depth``: ``call_ids``); None: everything (the safe default).
+    reads: ClassVar[frozenset[str] | None] = None
     unit: ClassVar[Unit] = "score"
     """What a numeric result measures: ``score`` (a grade, usually in [0, 1]) or
     ``seconds`` (a duration such as ``latency``). Seconds get their own histogram

@@ -11,7 +11,9 @@
 - ``evaluate`` returns a ``NumericResult`` / ``BooleanResult`` / ``ErrorResult``
   (finite score, JSON-able details) for a sample trajectory, sync or async
   within ``timeout_s``; raising on an *empty* trajectory is only a warning (the
-  runner turns it into an error result, but an ``ErrorResult`` reads better).
+  runner turns it into an error result, but an ``ErrorResult`` reads better);
+- it gives the same result on the sample whose arguments and results are lazily
+  parsed (``sample_lazy``, as the normalizer builds them: ``evaluators.lazy``).
 
 Criteria come from ``criteria``, else the model's defaults, else a sample built
 from the field types; when none validates, ``evaluate`` is not run (a warning).
@@ -88,15 +90,19 @@ def check_evaluator(
         sample = _criteria(checked, criteria, report)
         if evaluator is not None and sample is not None:
             for name, trajectory in (trajectories or sample_trajectories()).items():
+                if name == LAZY_SAMPLE and "sample" not in report.results:
+                    continue  # the plain sample's problem says it already
                 _run(evaluator, trajectory, sample, name=name, timeout_s=timeout_s, report=report)
+            _compare_forms(report)
     if raise_on_problems and report.problems:
         raise EvaluatorContractError(report)
     return report
 
 
 def sample_trajectories() -> dict[str, Trajectory]:
-    """A refund run with a failed call, and an empty run (no input, steps or output)."""
-    from evaluators.testing import TrajectoryBuilder  # noqa: PLC0415 - testing imports this
+    """A refund run with a failed call, the same run with its arguments and results
+    lazily parsed, and an empty run (no input, steps or output)."""
+    from evaluators.testing import TrajectoryBuilder, lazily_parsed  # noqa: PLC0415 - testing imports this
 
     sample = (
         TrajectoryBuilder("I was charged twice on invoice 1042, please refund one.")
@@ -106,7 +112,25 @@ def sample_trajectories() -> dict[str, Trajectory]:
         .output("Sorry, I cannot refund this invoice.")
         .build()
     )
-    return {"sample": sample, "empty": TrajectoryBuilder(None).build()}
+    return {
+        "sample": sample,
+        LAZY_SAMPLE: lazily_parsed(sample),
+        "empty": TrajectoryBuilder(None).build(),
+    }
+
+
+LAZY_SAMPLE = "sample_lazy"
+
+
+def _compare_forms(report: ContractReport) -> None:
+    """A problem when the lazily parsed sample gets another result than the plain one:
+    the evaluator took a step apart as a tuple instead of reading ``step.args``."""
+    plain, lazy = report.results.get("sample"), report.results.get(LAZY_SAMPLE)
+    if plain is not None and lazy is not None and plain != lazy:
+        report.problems.append(
+            f"evaluate() on the lazily parsed sample returned {lazy!r}, on the plain one "
+            f"{plain!r}: read arguments and results as step.args / step.result"
+        )
 
 
 def _check_class(cls: type[Evaluator[Any, Any]], report: ContractReport) -> None:

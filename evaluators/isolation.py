@@ -54,8 +54,19 @@ class EvaluatorAborted(Exception):
 
 
 def runs_inline(evaluator: object) -> bool:
-    """True for evald's own evaluators, which run on the caller's thread."""
-    return type(evaluator).__module__.startswith(_INLINE_MODULES)
+    """True for evald's own evaluators, which run on the caller's thread (asked once per
+    evaluation: answered per class from a cache)."""
+    cls = type(evaluator)
+    found = _INLINE_CLASSES.get(cls)
+    if found is None:
+        if len(_INLINE_CLASSES) > _MAX_CLASSES:
+            _INLINE_CLASSES.clear()  # classes come from specs: a few dozen; never unbounded
+        found = _INLINE_CLASSES[cls] = cls.__module__.startswith(_INLINE_MODULES)
+    return found
+
+
+_INLINE_CLASSES: dict[type, bool] = {}
+_MAX_CLASSES = 1024
 
 
 class _Call:

@@ -110,11 +110,52 @@ Table = list[list[bool]]
 """``table[i][j]``: whether predicted step ``j`` satisfies reference item ``i``."""
 
 
+class _Memo:
+    """The table of one (reference, predicted, matcher) and the matchings found in it.
+
+    The last one is kept, read-only, for tuples (a list may change between calls):
+    the reference evaluators of one spec ask for the same table and matchings one
+    after another on one trajectory (``reference_base.shared_inputs`` hands them the
+    same tuples)."""
+
+    __slots__ = ("matches", "maximum", "ordered", "predicted", "reference", "table")
+
+    def __init__(
+        self, reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
+    ) -> None:
+        self.reference, self.predicted, self.matches = reference, predicted, matches
+        self.table: Table = [[matches(item, step) for step in predicted] for item in reference]
+        self.maximum: Pairs | None = None
+        self.ordered: Pairs | None = None
+
+
+_last: _Memo | None = None
+
+
+def _memo(
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
+) -> _Memo:
+    global _last  # noqa: PLW0603 - a one-entry memo, swapped atomically
+    last = _last
+    if (
+        last is not None
+        and last.reference is reference
+        and last.predicted is predicted
+        and last.matches is matches
+    ):
+        return last
+    made = _Memo(reference, predicted, matches)
+    if type(reference) is tuple and type(predicted) is tuple:  # immutable: safe to keep
+        _last = made
+    return made
+
+
 def match_table(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
 ) -> Table:
-    """Every (item, step) pair judged once: the algorithms below read it many times."""
-    return [[matches(item, step) for step in predicted] for item in reference]
+    """Every (item, step) pair judged once: the algorithms below read it many times
+    (kept for the next caller with the same three objects: ``_Memo``; read-only)."""
+    return _memo(reference, predicted, matches).table
 
 
 def exact_sequence(
@@ -129,9 +170,15 @@ def exact_sequence(
 def ordered_matching(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
 ) -> Pairs:
-    """A longest matching that keeps both orders (LCS under ``matches``). O(n·m)."""
-    table = match_table(reference, predicted, matches)
-    n, m = len(reference), len(predicted)
+    """A longest matching that keeps both orders (LCS under ``matches``). O(n·m).
+    Kept with its table (``_Memo``): read-only."""
+    memo = _memo(reference, predicted, matches)
+    if memo.ordered is None:
+        memo.ordered = _longest_ordered(memo.table, len(reference), len(predicted))
+    return memo.ordered
+
+
+def _longest_ordered(table: Table, n: int, m: int) -> Pairs:
     # best[i][j]: longest ordered matching of reference[i:] within predicted[j:].
     best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
@@ -160,13 +207,16 @@ def _trace_back(best: list[list[int]], table: Table, n: int, m: int) -> Pairs:
 def maximum_matching(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
 ) -> Pairs:
-    """A maximum bipartite matching (Kuhn's augmenting paths); each step used once."""
-    table = match_table(reference, predicted, matches)
-    candidates = [[j for j, hit in enumerate(row) if hit] for row in table]
-    owner: dict[int, int] = {}  # predicted index -> reference index
-    for i in range(len(reference)):
-        _augment(i, candidates, owner, set())
-    return sorted((i, j) for j, i in owner.items())
+    """A maximum bipartite matching (Kuhn's augmenting paths); each step used once.
+    Kept with its table (``_Memo``): read-only."""
+    memo = _memo(reference, predicted, matches)
+    if memo.maximum is None:
+        candidates = [[j for j, hit in enumerate(row) if hit] for row in memo.table]
+        owner: dict[int, int] = {}  # predicted index -> reference index
+        for i in range(len(reference)):
+            _augment(i, candidates, owner, set())
+        memo.maximum = sorted((i, j) for j, i in owner.items())
+    return memo.maximum
 
 
 def _augment(i: int, candidates: list[list[int]], owner: dict[int, int], seen: set[int]) -> bool:

@@ -144,7 +144,8 @@ class EvaluationRunner:
     def _gaps(trajectory: Trajectory, bound: BoundEvaluator) -> list[str]:
         if not trajectory.gaps:
             return []
-        return missing(trajectory, bound.evaluator.needs(bound.criteria))
+        needs = bound.evaluator.needs(bound.criteria)
+        return missing(trajectory, needs) if needs else []
 
     def close(self) -> None:
         """Close the private event loop, if one was created, and idle plug-in threads."""

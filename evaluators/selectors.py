@@ -110,7 +110,11 @@ class MatchRule(BaseModel):
         attributes; the union of agents; tools; ``evald.session.*``) is known on the
         merge only, whatever order the turns arrive in.
         """
-        return self.service is None or self.service.matches(turn.service)
+        return self.service_holds(turn.service)
+
+    def service_holds(self, service: str) -> bool:
+        """Whether the ``service`` condition holds for ``service`` (the others may not)."""
+        return self.service is None or self.service.matches(service)
 
     def _agent_matches(self, trajectory: Trajectory) -> bool:
         if self.agent is None:

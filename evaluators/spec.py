@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from evaluators.binding import BindError, BoundEntry, bind_entries, bind_spec
 from evaluators.datasets import DatasetError, dataset_path, load_dataset
+from evaluators.depth import parts_read
 from evaluators.documents import (
     JSON_SUFFIXES,
     YAML_SUFFIXES,
@@ -145,6 +146,12 @@ class SpecSet:
             scope: tuple(spec for spec in self._specs if spec.scope == scope)
             for scope in ("trace", "session")
         }
+        self._session_parts = parts_read_by(
+            bound for spec in self._by_scope["session"] for bound in spec.bound
+        )
+        # (scope, service) → the specs whose ``match.service`` holds for that service:
+        # most traces are ruled out by their service alone, and there are few services.
+        self._by_service: dict[tuple[Scope, str], tuple[Spec, ...]] = {}
 
     def __iter__(self) -> Iterator[Spec]:
         return iter(self._specs)
@@ -172,13 +179,33 @@ class SpecSet:
     def may_hold_session_of(self, turn: Trajectory) -> bool:
         """Whether some session spec can match a session with ``turn`` among its turns
         (``MatchRule.may_match_session_of``: its service): only those are held."""
-        session_specs = self._by_scope["session"]
-        return any(spec.match.may_match_session_of(turn) for spec in session_specs)
+        return bool(self._by_scope["session"]) and bool(self._candidates("session", turn.service))
+
+    @property
+    def session_parts(self) -> frozenset[str]:
+        """The optional trajectory parts (``evaluators.depth``) that the evaluators of
+        the session specs read: a turn a session spec may hold is built with them."""
+        return self._session_parts
 
     def matching(self, trajectory: Trajectory, scope: Scope = "trace") -> list[Spec]:
         """Every spec of ``scope`` that applies to ``trajectory`` (several may), in load
         order; for ``session``, ``trajectory`` is a session's merged trajectory."""
-        return [spec for spec in self._by_scope[scope] if spec.matches(trajectory)]
+        candidates = self._candidates(scope, trajectory.service)
+        return [spec for spec in candidates if spec.matches(trajectory)]
+
+    def _candidates(self, scope: Scope, service: str) -> tuple[Spec, ...]:
+        """The specs of ``scope`` whose service condition holds for ``service`` (cached;
+        a race computes one twice, the same answer)."""
+        key = (scope, service)
+        found = self._by_service.get(key)
+        if found is None:
+            if len(self._by_service) >= _MAX_SERVICES:
+                self._by_service.clear()  # bounded: services come from traffic
+            found = tuple(
+                spec for spec in self._by_scope[scope] if spec.match.service_holds(service)
+            )
+            self._by_service[key] = found
+        return found
 
     def bound_for(self, trajectory: Trajectory, scope: Scope = "trace") -> list[BoundEvaluator]:
         """The bound evaluators of every matching spec of ``scope`` (for a dataset spec,
@@ -188,6 +215,17 @@ class SpecSet:
             for spec in self.matching(trajectory, scope)
             for bound in spec.evaluators_for(trajectory) or ()
         ]
+
+
+_MAX_SERVICES = 4096
+
+
+def parts_read_by(bound: Iterable[BoundEvaluator]) -> frozenset[str]:
+    """The optional trajectory parts (``evaluators.depth``) the ``bound`` evaluators read."""
+    found: frozenset[str] = frozenset()
+    for each in bound:
+        found |= parts_read(each.evaluator)
+    return found
 
 
 def _load(

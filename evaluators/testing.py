@@ -12,14 +12,20 @@
         .build()
     )
     check_evaluator(MyEvaluator, criteria={"expected_tools": ["refund"]})
+
+Steps of real trajectories hold their arguments and results lazily parsed
+(``evaluators.lazy``); ``TrajectoryBuilder(..., lazy=True)`` builds them that way,
+and ``check_evaluator`` runs its sample in both forms.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any, Self
 
 from evaluators.contract import ContractReport, EvaluatorContractError, check_evaluator
+from evaluators.lazy import LazyValue
 from evaluators.trajectory import Step, StepKind, Trajectory
 
 __all__ = [
@@ -27,6 +33,7 @@ __all__ = [
     "EvaluatorContractError",
     "TrajectoryBuilder",
     "check_evaluator",
+    "lazily_parsed",
 ]
 
 _START_NS = 1_700_000_000_000_000_000
@@ -37,7 +44,9 @@ class TrajectoryBuilder:
 
     Steps start one after the other (each ``duration_s`` long, from a fixed
     epoch), span ids are numbered, and the trace id is derived from the input
-    unless given, so a built trajectory is the same on every run.
+    unless given, so a built trajectory is the same on every run. With ``lazy``,
+    tool arguments and results are stored as their JSON text, parsed on first read,
+    as the normalizer stores them (``lazily_parsed``).
     """
 
     def __init__(
@@ -47,7 +56,9 @@ class TrajectoryBuilder:
         service: str = "test-service",
         agent: str | None = "test-agent",
         trace_id: str | None = None,
+        lazy: bool = False,
     ) -> None:
+        self._lazy = lazy
         self._fields: dict[str, Any] = {"service": service, "agent": agent, "input": input}
         self._trace_id = trace_id
         self._steps: list[Step] = []
@@ -127,6 +138,8 @@ class TrajectoryBuilder:
     def build(self) -> Trajectory:
         """The trajectory; the builder can go on and build again."""
         steps = tuple(self._steps)
+        if self._lazy:
+            steps = tuple(lazily_parsed_step(step) for step in steps)
         fields = {"output": None, "failed": False, "session_id": None, **self._fields}
         agents = tuple(dict.fromkeys(s.name for s in steps if s.kind is StepKind.AGENT))
         return Trajectory(
@@ -148,6 +161,22 @@ class TrajectoryBuilder:
             extra["agent"] = self._fields["agent"]
         self._steps.append(Step(kind, name, span_id, "0" * 15 + "1", start, duration_s, **extra))
         return self
+
+
+def lazily_parsed(trajectory: Trajectory) -> Trajectory:
+    """``trajectory`` with every step's ``args`` and ``result`` held as a ``LazyValue``
+    of its JSON text: the form the normalizer gives. Reads give equal values (JSON
+    ones: a tuple comes back as a list)."""
+    return trajectory._replace(steps=tuple(lazily_parsed_step(s) for s in trajectory.steps))
+
+
+def lazily_parsed_step(step: Step) -> Step:
+    """``step`` with ``args`` and ``result`` (when set) held lazily (``lazily_parsed``)."""
+    args, result = step.args, step.result
+    return step._replace(
+        args=None if args is None else LazyValue.of_json(json.dumps(args)),
+        result=None if result is None else LazyValue.of_json(json.dumps(result)),
+    )
 
 
 def _trace_id(text: str | None, steps: tuple[Step, ...]) -> str:

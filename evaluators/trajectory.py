@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
+
+from evaluators.lazy import LazyValue
 
 
 class StepKind(StrEnum):
@@ -24,17 +26,9 @@ class StepKind(StrEnum):
     OTHER = "other"  # a recognised operation that is none of the above (retriever …)
 
 
-class Step(NamedTuple):
-    """One step of a trajectory.
-
-    ``args`` and ``result`` are parsed from JSON where possible (else the raw
-    string); ``raw_args`` keeps the text the instrumentation recorded.
-    ``executed`` is False for a tool call the model requested but no tool span
-    ran (the run crashed or was cut short). ``source`` is ``"messages"`` for a call
-    rebuilt from the model's messages (no span recorded it; ``span_id`` is then "").
-    ``attempts`` counts the executions of one logical call that the framework
-    retried (the step holds the last attempt's result and error).
-    """
+class StepRecord(NamedTuple):
+    """The fields of a ``Step``, as stored: ``args`` and ``result`` may hold a
+    ``LazyValue`` here. Read steps through ``Step``, whose properties give plain values."""
 
     kind: StepKind
     name: str
@@ -54,6 +48,45 @@ class Step(NamedTuple):
     output_tokens: int | None = None
     source: str | None = None  # "messages" when rebuilt from model messages, not a span
     attempts: int = 1
+
+
+_ARGS: Final = 6  # positions of the lazily parsed fields in the record
+_RESULT: Final = 7
+
+
+class Step(StepRecord):
+    """One step of a trajectory (a ``NamedTuple``: construct, ``_replace`` and compare
+    it as before).
+
+    ``args`` and ``result`` are parsed from JSON where possible (else the raw
+    string); ``raw_args`` keeps the text the instrumentation recorded. The
+    normalizer parses them on first read (``evaluators.lazy``): reading the
+    attributes always gives the plain value; unpacking or indexing the tuple may
+    give a ``LazyValue`` that behaves as it (``plain()`` turns it into the value).
+    ``executed`` is False for a tool call the model requested but no tool span
+    ran (the run crashed or was cut short). ``source`` is ``"messages"`` for a call
+    rebuilt from the model's messages (no span recorded it; ``span_id`` is then "").
+    ``attempts`` counts the executions of one logical call that the framework
+    retried (the step holds the last attempt's result and error).
+    """
+
+    __slots__ = ()
+
+    @property
+    def args(self) -> Any:  # the field, read as its plain value
+        value = self[_ARGS]
+        return value.value if type(value) is LazyValue else value
+
+    @property
+    def result(self) -> Any:  # the field, read as its plain value
+        value = self[_RESULT]
+        return value.value if type(value) is LazyValue else value
+
+    def _asdict(self) -> dict[str, Any]:
+        """The fields by name, with plain ``args`` and ``result``."""
+        out = dict(zip(self._fields, self, strict=True))
+        out["args"], out["result"] = self.args, self.result
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form of the ``--trajectories-out`` contract (plus optional fields)."""

@@ -7,7 +7,14 @@ lists every span attribute it reads, so the decoder can skip the rest.
 """
 
 from collector.normalize.attribute_keys import ATTRIBUTE_SELECTOR
-from collector.normalize.build import normalize, session_key
+from collector.normalize.build import normalize, normalize_for, session_key
 from collector.normalize.mappings import Mappings, ToolSpanRule
 
-__all__ = ["ATTRIBUTE_SELECTOR", "Mappings", "ToolSpanRule", "normalize", "session_key"]
+__all__ = [
+    "ATTRIBUTE_SELECTOR",
+    "Mappings",
+    "ToolSpanRule",
+    "normalize",
+    "normalize_for",
+    "session_key",
+]

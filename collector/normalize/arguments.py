@@ -11,6 +11,11 @@ beside it (``config``, ``callbacks``, ``run_manager`` …). The step's arguments
 the call's; the recorded text stays in ``raw``, and ``envelope`` keeps the outer
 object so that a tool whose real parameter is named ``input`` is not unwrapped
 when the model's request says so (``steps.tool_step``).
+
+Most recorded arguments are a plain JSON object, and most evaluators never read
+them: ``can_defer`` tells, without parsing, when nothing but the value depends on
+the text, and ``steps.load_arguments`` parses it when ``Step.args`` is first read
+(``evaluators.lazy``, ADR 0019).
 """
 
 from __future__ import annotations
@@ -58,6 +63,21 @@ def parse_arguments(value: AttrValue) -> Arguments:
     if isinstance(recovered, dict):
         return Arguments(recovered, value)
     return Arguments(value if recovered is INVALID else recovered, value, bare=True)
+
+
+def can_defer(raw: str) -> bool:
+    """True when ``parse_arguments(raw)`` need not run before the value is read, for a
+    tool span that records its own call id (so that the arguments' is never asked):
+    the text opens an object and names no ``input…`` key (a Traceloop wrapper can make
+    the value None, which would change ``raw_args``; no ``\\u`` escape can hide the
+    key). Such text gives an object, maybe out of a ``kwargs`` envelope, or (not JSON
+    after all: a truncated value) a Python literal or a bare value, which
+    ``steps.load_arguments`` finishes as ``steps.tool_step`` would."""
+    return (
+        raw[:1] == "{"
+        and '"input' not in raw
+        and ("\\" not in raw or "\\u" not in raw)  # (one character first: fast)
+    )
 
 
 def bind(arguments: Arguments, parameter: str | None) -> Any:

@@ -52,6 +52,7 @@ from collector.normalize.steps import (
 )
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
+from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, StepKind, Trajectory
 
 _LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})
@@ -68,9 +69,16 @@ _sort_key = sort_key
 
 def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
     """The trajectory of one trace. Never raises on odd span data (see ``values``)."""
+    return normalize_for(trace, mappings, EVERYTHING)[0]
+
+
+def normalize_for(
+    trace: Trace, mappings: Mappings | None, parts: frozenset[str]
+) -> tuple[Trajectory, bool]:
+    """``normalize`` building only the optional ``parts``, and whether one was left out."""
     tree = SpanTree(trace.spans)
     if not len(tree):
-        return Trajectory(
+        empty = Trajectory(
             trace_id=trace.trace_id.hex(),
             service="unknown_service",
             agent=None,
@@ -84,7 +92,10 @@ def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
             incomplete=True,
             skip_reason=_NOT_A_RUN,
         )
-    return _Builder(trace, tree, mappings).trajectory()
+        return empty, False
+    builder = _Builder(trace, tree, mappings)
+    builder.call_ids = CALL_IDS in parts
+    return builder.trajectory(), builder.left_out
 
 
 def session_key(trace: Trace, mappings: Mappings | None = None) -> tuple[str, str | None]:
@@ -107,6 +118,7 @@ class _Builder:
 
     def __init__(self, trace: Trace, tree: SpanTree, mappings: Mappings | None) -> None:
         self.trace, self.tree, self.mappings = trace, tree, mappings
+        self.call_ids, self.left_out = True, False  # ``normalize_for``
         self.roles: list[Role] = []
         self.recognised: list[bool] = []
         self.unreadable: dict[int, str] = {}  # span index → why it could not be read
@@ -376,7 +388,9 @@ class _Builder:
     def _steps(self) -> tuple[Step, ...]:
         """The ordered steps (``step_list``); fills ``self.llms`` in trajectory order."""
         self.items.sort(key=_sort_key)
-        return ordered_steps(self.items, self.llms, self.internal_tools)
+        found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)
+        self.left_out = found[1]  # optional parts (``evaluators.depth``) left out
+        return found[0]
 
     def _run_spans(self) -> list[Span]:
         """Where run-level input/output may be recorded: the agent root, then the trace root."""

@@ -7,7 +7,14 @@ and ``evald doctor`` says which setting records it.
 
 from __future__ import annotations
 
+from typing import Final
+
+from evaluators.lazy import LazyValue
 from evaluators.trajectory import Step, StepKind
+
+# The stored fields, read without parsing them (``Step.args`` / ``Step.result`` would).
+_ARGS: Final = 6
+_RESULT: Final = 7
 
 TOOL_ARGS = "tool_args"
 TOOL_RESULTS = "tool_results"
@@ -35,8 +42,8 @@ def gaps_of(
     for step in steps:
         if step.kind is StepKind.TOOL and step.executed:
             tools = True
-            args = args or step.args is not None
-            results = results or step.result is not None or step.error is not None
+            args = args or _recorded(step[_ARGS])
+            results = results or step.error is not None or _recorded(step[_RESULT])
         elif step.kind is StepKind.LLM:
             llms = True
     if tools and not args:
@@ -54,3 +61,10 @@ def gaps_of(
     if layers_merged:
         found.append(DUPLICATE_INSTRUMENTATION)
     return tuple(found)
+
+
+def _recorded(value: object) -> bool:
+    """Whether a step field holds a value; a lazy one is parsed only if it may be None."""
+    if type(value) is LazyValue:
+        return not value.maybe_none or value.value is not None
+    return value is not None

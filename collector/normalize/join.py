@@ -28,12 +28,13 @@ class LlmCall:
     ask each layer in turn.
     """
 
-    __slots__ = ("calls", "matched", "span", "spans", "step")
+    __slots__ = ("calls", "history", "matched", "span", "spans", "step")
 
     def __init__(self, span: Span, step: Step, calls: list[RequestedCall]) -> None:
         self.span, self.step, self.calls = span, step, calls
         self.spans = [span]
         self.matched = [False] * len(calls)
+        self.history: Any = None  # its input history, once read (``rebuilt``)
 
     def absorb(self, inner: Span, inner_step: Step, inner_calls: list[RequestedCall]) -> None:
         """Another layer of the same model call: fills the model, token counts and

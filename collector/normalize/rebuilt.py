@@ -27,13 +27,11 @@ def answer_of(llms: Sequence[LlmCall], index: int, call: RequestedCall) -> Answe
     """The answer to ``call`` (requested by ``llms[index]``) in the history of a later
     model call of ``llms``, or None."""
     for later in llms[index + 1 :]:
-        for span in later.spans:
-            messages = history(span)
-            if messages:
-                found = _find(messages, call)
-                if found is not None:
-                    return found
-                break
+        messages = history_of(later)
+        if messages:
+            found = _find(messages, call)
+            if found is not None:
+                return found
     return None
 
 
@@ -42,17 +40,30 @@ def call_id_of(llms: Sequence[LlmCall], index: int, name: str, args: object) -> 
     ``llms[index]`` requested (for tool spans that record none), or None."""
     wanted = RequestedCall(None, name, args, None)
     for later in llms[index + 1 :]:
-        for span in later.spans:
-            messages = history(span)
-            if not messages:
-                continue
-            for m in range(len(messages) - 1, -1, -1):  # (mypyc: no reversed() here)
-                for seen in messages[m].calls:
-                    found = seen.call_id
-                    if found is not None and _same(seen, wanted):
-                        return str(found)
-            return None
+        messages = history_of(later)
+        if not messages:
+            continue
+        for m in range(len(messages) - 1, -1, -1):  # (mypyc: no reversed() here)
+            for seen in messages[m].calls:
+                found = seen.call_id
+                if found is not None and _same(seen, wanted):
+                    return str(found)
+        return None
     return None
+
+
+def history_of(llm: LlmCall) -> list[Message]:
+    """The input history of model call ``llm`` (its first layer that records one), read
+    once per trace: every unexecuted call of a run asks the same later calls."""
+    found: list[Message] | None = llm.history
+    if found is None:
+        found = []
+        for span in llm.spans:
+            found = history(span)
+            if found:
+                break
+        llm.history = found
+    return found
 
 
 def rebuilt_step(llm: Step, call: RequestedCall, answer: Answer) -> Step:

@@ -17,6 +17,10 @@ true``) beside the content (Anthropic ``tool_result`` blocks, MCP ``CallToolResu
 Haystack); or plain text that opens with an error word (``Error executing tool …``,
 ``StoreError: …``). Single text content blocks (``{"type": "text", "text": …}``,
 MCP) are unwrapped like Strands' blocks.
+
+The error is always needed (``Step.error``), the value only when someone reads it:
+``can_defer`` tells, without parsing, when the text cannot report an error or a
+call id, so that its value can be parsed on first read (``load_value``; ADR 0019).
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ _ERROR_OPENING = re.compile(
     r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
 )
 _TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
+# Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
+_LETTER_ESCAPE = re.compile(r"\\[uUxN0-7]")
+_AFTER_ERROR_FIELD = frozenset("\"'\\=")
+_OPENING = frozenset("\"'\\")
+_SPACE_ESCAPES = frozenset("nrtfv")
 
 
 class ToolResult(NamedTuple):
@@ -66,6 +75,73 @@ def parse_result(value: AttrValue) -> ToolResult:
     if obj is INVALID:
         return ToolResult(value, None, error_text(value))
     return result_of(obj)
+
+
+def can_defer(raw: str, call_id_known: bool) -> bool:
+    """True when ``parse_result(raw)`` reports no error whatever the text holds
+    (``_error_hint``), nor a call id unless the span records its own
+    (``call_id_known``: then the result's is never asked), so that only its value is
+    left to parse. Text with an escape that could spell a letter is never deferred."""
+    if _error_hint(raw) or (not call_id_known and "tool_call_id" in raw):
+        return False
+    return "\\" not in raw or _LETTER_ESCAPE.search(raw) is None
+
+
+def _error_hint(raw: str) -> bool:
+    """Whether ``raw`` may hold one of the error forms above. Each needs, written in the
+    text, either a field or value that ends in ``error`` right before a closing quote,
+    a backslash (nested JSON) or ``=`` (an object repr's field): ``"error"``,
+    ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
+    ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
+    a quote, a backslash or the text's start, whitespace allowed before it."""
+    # (One-character searches first: far faster than a word's, and the letters are rare.)
+    return (
+        _word_hint(raw, "rror")
+        or ("R" in raw and _word_hint(raw, "RROR"))
+        or ("x" in raw and _word_hint(raw, "xception"))
+    )
+
+
+def _word_hint(raw: str, word: str) -> bool:
+    """``_error_hint`` for one of (E)rror, (E)RROR, (E)xception, and error."""
+    size = len(raw)
+    at = raw.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if end < size and raw[end] in _AFTER_ERROR_FIELD:
+            return True
+        if at > 0 and raw[at - 1] == "E" and _opens_string(raw, at - 1):
+            return True
+        at = raw.find(word, end)
+    return False
+
+
+def _opens_string(raw: str, at: int) -> bool:
+    """Whether the word at ``at`` may open a string: only identifier characters, then
+    only whitespace (or its escapes, ``\\n``), between it and a quote, a backslash or
+    the start of the text."""
+    i = at - 1
+    while i >= 0 and (raw[i].isalnum() or raw[i] in "_."):
+        i -= 1
+    while i >= 0:
+        if raw[i].isspace():
+            i -= 1
+        elif i > 0 and raw[i] in _SPACE_ESCAPES and raw[i - 1] == "\\":
+            i -= 2
+        else:
+            break
+    return i < 0 or raw[i] in _OPENING
+
+
+def may_be_none(raw: str) -> bool:
+    """False when the value of ``raw`` is surely not None: only ``null`` (or a Python
+    ``None``) can make it None, at top level or inside an envelope."""
+    return "null" in raw or "None" in raw
+
+
+def load_value(raw: str) -> Any:
+    """The value ``parse_result`` gives for ``raw`` (read when ``Step.result`` is)."""
+    return parse_result(raw).value
 
 
 def result_of(obj: Any) -> ToolResult:

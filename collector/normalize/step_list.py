@@ -14,7 +14,7 @@ from operator import itemgetter
 
 from collector.normalize import conventions
 from collector.normalize.control_tools import internal_tools as matcher_of
-from collector.normalize.join import LlmCall, join, unexecuted
+from collector.normalize.join import Joined, LlmCall, join, unexecuted
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
@@ -28,22 +28,26 @@ sort_key = itemgetter(0)
 
 
 def ordered_steps(
-    items: Sequence[tuple[SortKey, Item]], llms: list[LlmCall], internal_tools: tuple[str, ...]
-) -> tuple[Step, ...]:
+    items: Sequence[tuple[SortKey, Item]],
+    llms: list[LlmCall],
+    internal_tools: tuple[str, ...],
+    call_ids: bool = True,
+) -> tuple[tuple[Step, ...], bool]:
     """The steps of ``items`` (sorted by their keys); appends the model calls to
-    ``llms`` in trajectory order."""
+    ``llms`` in trajectory order. Without ``call_ids``, the ids of tool spans that
+    record none are not looked up in later histories (``evaluators.depth``); the flag
+    returned says whether one was left out so."""
     internal = matcher_of(internal_tools)
     rank_of, index_of = _model_calls(items, llms)
     joined = join([item for _, item in items if not isinstance(item, Step)])
     out: list[tuple[SortKey, Step, int]] = []  # (order, step, attempt number)
     retried = False  # some tool step failed or counts an attempt: retries may need folding
+    left_out = False
     for key, item in items:
         if isinstance(item, ToolDraft):
             link = joined[id(item)]
-            step = tool_step(item, link)
-            if step.call_id is None and link.llm is not None:
-                found = call_id_of(llms, index_of[id(link.llm)], step.name, step.args)
-                step = step if found is None else step._replace(call_id=found)
+            step, missed = _with_call_id(tool_step(item, link), link, llms, index_of, call_ids)
+            left_out = left_out or missed
             if internal.matches(step.name):
                 step = step._replace(kind=StepKind.CONTROL)
             attempt = attempt_number(item.span)
@@ -66,8 +70,21 @@ def ordered_steps(
     if added:  # else ``out`` is in ``items`` order already
         out.sort(key=sort_key)
     if not retried:  # the usual case: nothing to fold
-        return tuple([step for _, step, _ in out])
-    return tuple(fold([(step, attempt) for _, step, attempt in out]))
+        return tuple([step for _, step, _ in out]), left_out
+    return tuple(fold([(step, attempt) for _, step, attempt in out])), left_out
+
+
+def _with_call_id(
+    step: Step, link: Joined, llms: list[LlmCall], index_of: dict[int, int], call_ids: bool
+) -> tuple[Step, bool]:
+    """``step`` with the call id a later model call's history gives it, when it records
+    none; and True when that look-up was left out (no ``call_ids``)."""
+    if step.call_id is not None or link.llm is None:
+        return step, False
+    if not call_ids:
+        return step, True
+    found = call_id_of(llms, index_of[id(link.llm)], step.name, step.args)
+    return (step if found is None else step._replace(call_id=found)), False
 
 
 def _model_calls(

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.core.records import Span
-from collector.normalize.arguments import bind
+from collector.core.records import AttrValue, Span
+from collector.normalize.arguments import bind, parse_arguments
 from collector.normalize.conventions import genai, langsmith, openinference, traceloop, vercel
 from collector.normalize.errors import span_error
 from collector.normalize.join import Joined
 from collector.normalize.mappings import Mappings
 from collector.normalize.messages import RequestedCall
+from collector.normalize.results import load_value, may_be_none
 from collector.normalize.tools import ToolDraft, single_parameter
 from collector.normalize.values import first, integer, scalar_text
+from evaluators.lazy import LazyValue
 from evaluators.trajectory import Step, StepKind
 
 AGENT_NAME_KEYS = (
@@ -85,21 +87,66 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
 
 
 def tool_step(draft: ToolDraft, joined: Joined) -> Step:
-    """An executed tool call, completed from the request it was joined to."""
-    span, arguments, request = draft.span, draft.arguments, joined.request
-    args: Any = arguments.value
-    raw_args = arguments.raw
-    if arguments.bare:
-        args = bind(arguments, _single_parameter(draft, joined))
-    elif arguments.envelope is not None and request is not None:
-        if request.args == arguments.envelope:  # a real parameter named like the envelope
-            args = arguments.envelope
-    elif args is None and request is not None:  # span without arguments (ADK/Strands defaults)
-        args, raw_args = request.args, request.raw_args
+    """An executed tool call, completed from the request it was joined to.
+
+    Arguments and result text that ``ToolDraft`` deferred become ``LazyValue``s,
+    parsed when ``Step.args`` / ``Step.result`` are first read."""
+    span, request = draft.span, joined.request
+    args: Any
+    if draft.arguments_deferred:
+        raw_args = draft.raw_arguments
+        deferred = DeferredArguments(raw_args, draft, joined)
+        args = LazyValue(load_arguments, deferred, False)  # an object, or a bare value bound
+    else:
+        arguments = draft.arguments
+        args, raw_args = arguments.value, arguments.raw
+        if arguments.bare:
+            args = bind(arguments, _single_parameter(draft, joined))
+        elif arguments.envelope is not None and request is not None:
+            if request.args == arguments.envelope:  # a real parameter named like the envelope
+                args = arguments.envelope
+        elif args is None and request is not None:  # span without arguments (ADK/Strands)
+            args, raw_args = request.args, request.raw_args
+    result: Any
+    if draft.result_deferred:
+        raw_result = draft.raw_result
+        result = LazyValue(load_value, raw_result, raw_result is None or may_be_none(raw_result))
+    else:
+        result = draft.result.value
     call_id = draft.call_id or (request.call_id if request is not None else None)
     return Step(StepKind.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
-                span.duration_s, args, draft.result.value, draft.error, call_id, raw_args,
+                span.duration_s, args, result, draft.error, call_id, raw_args,
                 draft.agent, True, None, None, None)  # fmt: skip
+
+
+class DeferredArguments:
+    """What deferred argument text needs when it is read: the text, the arguments the
+    model requested (an envelope they name is no envelope), and what names the tool's
+    single parameter in case the text holds a bare value (``arguments.can_defer``).
+    Only those values are kept, not the spans: a trajectory may outlive its trace."""
+
+    __slots__ = ("definitions", "name", "parameters", "raw", "requested")
+
+    def __init__(self, raw: str | None, draft: ToolDraft, joined: Joined) -> None:
+        self.raw, self.name = raw, draft.name
+        self.requested = joined.request.args if joined.request is not None else None
+        self.parameters = draft.span.attributes.get(openinference.TOOL_PARAMETERS)
+        llm = joined.llm
+        self.definitions = llm.span.attributes.get(genai.TOOL_DEFINITIONS) if llm else None
+
+
+def load_arguments(deferred: DeferredArguments) -> Any:
+    """The value ``tool_step`` would have given deferred argument text (never None:
+    ``arguments.can_defer``)."""
+    arguments = parse_arguments(deferred.raw)
+    if arguments.bare:
+        parameter = _parameter_of(
+            deferred.name, deferred.requested, deferred.parameters, deferred.definitions
+        )
+        return bind(arguments, parameter)
+    if arguments.envelope is not None and deferred.requested == arguments.envelope:
+        return arguments.envelope  # a real parameter named like the envelope
+    return arguments.value
 
 
 def unexecuted_step(llm: Step, call: RequestedCall) -> Step:
@@ -112,10 +159,18 @@ def unexecuted_step(llm: Step, call: RequestedCall) -> Step:
 def _single_parameter(draft: ToolDraft, joined: Joined) -> str | None:
     """The tool's only parameter: from the request's arguments, else its schema/definitions."""
     requested = joined.request.args if joined.request is not None else None
+    llm = joined.llm
+    definitions = llm.span.attributes.get(genai.TOOL_DEFINITIONS) if llm is not None else None
+    parameters = draft.span.attributes.get(openinference.TOOL_PARAMETERS)
+    return _parameter_of(draft.name, requested, parameters, definitions)
+
+
+def _parameter_of(
+    name: str, requested: Any, parameters: AttrValue, definitions: AttrValue
+) -> str | None:
     if isinstance(requested, dict) and len(requested) == 1:
         return str(next(iter(requested)))
-    found = single_parameter(draft.span.attributes.get(openinference.TOOL_PARAMETERS), None)
-    if found is None and joined.llm is not None:
-        definitions = joined.llm.span.attributes.get(genai.TOOL_DEFINITIONS)
-        found = single_parameter(definitions, draft.name)
+    found = single_parameter(parameters, None)
+    if found is None and definitions is not None:
+        found = single_parameter(definitions, name)
     return found

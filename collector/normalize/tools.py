@@ -12,6 +12,7 @@ from typing import Any
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import Arguments, parse_arguments
+from collector.normalize.arguments import can_defer as can_defer_arguments
 from collector.normalize.conventions import (
     adk,
     genai,
@@ -24,6 +25,7 @@ from collector.normalize.conventions import (
 from collector.normalize.errors import span_error
 from collector.normalize.mappings import Mappings
 from collector.normalize.results import ToolResult, parse_result
+from collector.normalize.results import can_defer as can_defer_result
 from collector.normalize.values import INVALID, as_list, first, scalar_text, structured, text
 
 NAME_KEYS = (genai.TOOL_NAME, openinference.TOOL_NAME, vercel.TOOL_NAME, traceloop.ENTITY_NAME)
@@ -51,13 +53,15 @@ class ToolDraft:
     """A tool execution before it is joined to the LLM request that caused it."""
 
     __slots__ = (
+        "_arguments",
+        "_result",
         "agent",
-        "arguments",
         "call_id",
         "error",
         "name",
         "parent",
-        "result",
+        "raw_arguments",
+        "raw_result",
         "span",
         "step_id",
     )
@@ -85,12 +89,57 @@ class ToolDraft:
             raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
             raw_result = raw_result if raw_result is not None else strands.tool_result(span)
         self.name = text(name) or _name_from_span(span.name)
-        self.arguments: Arguments = parse_arguments(raw_args)
-        self.result: ToolResult = parse_result(raw_result)
-        self.call_id: str | None = (
-            scalar_text(call_id) or self.arguments.call_id or self.result.call_id
-        )
-        self.error: str | None = span_error(span) or self.result.error
+        # Text that parsing can only turn into a value (no error, call id, envelope) is
+        # parsed when read: here by ``arguments`` / ``result``, or in the step, lazily.
+        self.raw_arguments: str | None = None
+        self.raw_result: str | None = None
+        self._arguments: Arguments | None = None
+        self._result: ToolResult | None = None
+        found = scalar_text(call_id)
+        own_id = found is not None  # then neither the arguments' nor the result's is asked
+        if own_id and isinstance(raw_args, str) and can_defer_arguments(raw_args):
+            self.raw_arguments = raw_args
+        else:
+            self._arguments = parse_arguments(raw_args)
+        if isinstance(raw_result, str) and can_defer_result(raw_result, own_id):
+            self.raw_result = raw_result
+        else:
+            self._result = parse_result(raw_result)
+        if found is None and self._arguments is not None:
+            found = self._arguments.call_id
+        if found is None and self._result is not None:
+            found = self._result.call_id
+        self.call_id: str | None = found
+        error = span_error(span)
+        if error is None and self._result is not None:
+            error = self._result.error
+        self.error: str | None = error
+
+    @property
+    def arguments(self) -> Arguments:
+        """The arguments, parsed now if they were deferred."""
+        found = self._arguments
+        if found is None:
+            found = self._arguments = parse_arguments(self.raw_arguments)
+        return found
+
+    @property
+    def result(self) -> ToolResult:
+        """The result, parsed now if it was deferred."""
+        found = self._result
+        if found is None:
+            found = self._result = parse_result(self.raw_result)
+        return found
+
+    @property
+    def arguments_deferred(self) -> bool:
+        """The arguments are still unparsed text (``raw_arguments``)."""
+        return self._arguments is None
+
+    @property
+    def result_deferred(self) -> bool:
+        """The result is still unparsed text (``raw_result``)."""
+        return self._result is None
 
     def same_call(self, inner: ToolDraft) -> bool:
         """True if ``inner`` (a tool span below this one) records this same execution:
@@ -106,9 +155,9 @@ class ToolDraft:
         inner layer saw (an MCP server's ``error.type``) is the call's error, with the
         outer layer's result text as its message when that says more."""
         if self.arguments.value is None and inner.arguments.value is not None:
-            self.arguments = inner.arguments
+            self._arguments = inner.arguments
         if self.result.value is None and inner.result.value is not None:
-            self.result = inner.result
+            self._result = inner.result
         self.call_id = self.call_id or inner.call_id
         if self.error is None and inner.error is not None:
             shown = self.result.value

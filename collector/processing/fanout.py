@@ -36,6 +36,14 @@ class SinkFanout:
         self._closed = False
         self._late_logged = False
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """The optional trajectory parts (``evaluators.depth``) some sink writes out."""
+        found: frozenset[str] = frozenset()
+        for sink in self._sinks:
+            found |= sink.reads
+        return found
+
     def write(
         self, trajectory: Trajectory, outcomes: Sequence[Outcome], trace: Trace | None = None
     ) -> None:

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from collector.core.records import Trace
-from collector.normalize import Mappings, normalize
+from collector.normalize import Mappings, normalize_for
 from collector.processing.fanout import SinkFanout
 from collector.processing.judging import JudgeHandoff
 from collector.telemetry.registry import Telemetry
 from evaluators.runner import BoundEvaluator, EvaluationRunner, Outcome
-from evaluators.spec import Scope, SpecSet
+from evaluators.spec import Scope, SpecSet, parts_read_by
 from evaluators.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,9 @@ class TraceProcessor:
         self._judges = judges or JudgeHandoff(None, wait=True, drain_timeout=0.0)
         self._normalize_failures_logged = 0
         self._unmatched: Counter[str] = Counter()
+        # What every trace is normalised with: what the always-on evaluators and the
+        # sinks read; a trace whose specs read more is normalised again (``_deepened``).
+        self._parts = parts_read_by(self._always) | fanout.reads
 
     def process(self, trace: Trace) -> Evaluated | None:
         """Evaluate ``trace`` and write its results; None if it could not be normalised.
@@ -85,15 +88,19 @@ class TraceProcessor:
         With judges handed over (not awaited) the outcomes returned are the
         deterministic ones; the judges' reach the sinks later.
         """
-        trajectory = self._trajectory(trace)
-        if trajectory is None:
+        built = self._trajectory(trace, self._parts)
+        if built is None:
             return None
+        trajectory, left_out = built
         specs = self._plan.specs()
         if trajectory.skip_reason is not None:  # a setup span, a stray trace: not a run
             self._telemetry.evaluation.traces_skipped.labels(trajectory.skip_reason).inc()
             self._fanout.write_skipped(trajectory)
             return Evaluated(trajectory, [], specs, skipped=True)
-        bound = [*self._always, *self._bound(trajectory, specs, "trace")]
+        matched = self._bound(trajectory, specs, "trace")
+        if left_out:
+            trajectory = self._deepened(trace, trajectory, matched, specs)
+        bound = [*self._always, *matched]
         outcomes = self._run(
             trajectory, bound, lambda out: self._fanout.write(trajectory, out, trace)
         )
@@ -157,9 +164,24 @@ class TraceProcessor:
                 bound.extend(chosen)
         return bound
 
-    def _trajectory(self, trace: Trace) -> Trajectory | None:
+    def _deepened(
+        self, trace: Trace, trajectory: Trajectory, matched: list[BoundEvaluator], specs: SpecSet
+    ) -> Trajectory:
+        """``trajectory``, normalised again with every part when its specs read one
+        that was left out (``evaluators.depth``); the parts never change which specs
+        match. A turn a session spec may hold is built for the session specs too."""
+        wanted = parts_read_by(matched)
+        session = bool(trajectory.session_id) and specs.has_session_specs
+        if session and specs.may_hold_session_of(trajectory):
+            wanted |= specs.session_parts
+        if wanted <= self._parts:
+            return trajectory
+        built = self._trajectory(trace, self._parts | wanted)
+        return trajectory if built is None else built[0]
+
+    def _trajectory(self, trace: Trace, parts: frozenset[str]) -> tuple[Trajectory, bool] | None:
         try:
-            return normalize(trace, self._plan.mappings)
+            return normalize_for(trace, self._plan.mappings, parts)
         except Exception:  # a normalizer bug must cost one trace, not the daemon
             self._telemetry.evaluation.normalize_errors.inc()
             if self._normalize_failures_logged < _NORMALIZE_FAILURES_LOGGED:

@@ -23,6 +23,9 @@ inherits a default that says what happens instead:
   ``write_outcomes``.
 - ``write_skipped(trajectory)``: a trace that is no agent run (``skip_reason``) and
   was not evaluated. Default: nothing (replay reports list them).
+- ``reads``: the optional trajectory parts (``evaluators.depth``) the sink writes out;
+  a trace is normalised with them (default: none; arguments and results need no
+  declaring, they are parsed when read).
 - ``close_within(timeout)``: called instead of ``close`` when the caller has a
   deadline (daemon shutdown), for sinks whose flush can take long (the OTLP sink).
   Default: ``close``.
@@ -32,8 +35,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import ClassVar
 
 from collector.core.records import Trace
+from evaluators.depth import NOTHING
 from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 
@@ -42,6 +47,8 @@ class ResultSink(ABC):
     """Receives every evaluated trajectory with its outcomes."""
 
     name: str
+    # What the sink reads that the normalizer builds only on demand (``evaluators.depth``).
+    reads: ClassVar[frozenset[str]] = NOTHING
 
     @abstractmethod
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:

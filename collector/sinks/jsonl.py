@@ -16,6 +16,8 @@ from typing import Any
 
 from collector.sinks.base import ResultSink
 from collector.sinks.rotating import RotatingFile
+from evaluators.depth import EVERYTHING
+from evaluators.lazy import LazyValue
 from evaluators.results import ErrorResult, score_of
 from evaluators.runner import Outcome
 from evaluators.session_merge import session_trace_ids, session_turns
@@ -26,7 +28,10 @@ _SCALARS = (str, int, float, bool)
 
 def _default(value: object) -> Any:
     # Arguments and results come from traffic: bytes, tuples, sets … must not
-    # make a result line unwritable.
+    # make a result line unwritable. A lazily parsed value (a step taken apart as a
+    # tuple, in an evaluator's details) is written as its value.
+    if type(value) is LazyValue:
+        return value.value
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, set | frozenset | tuple):
@@ -113,6 +118,7 @@ class TrajectoriesFileSink(_JsonLinesFile):
     ``skip_reason`` says why they were not evaluated)."""
 
     name = "trajectories_file"
+    reads = EVERYTHING  # the whole trajectory, call ids included
 
     def write(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         self._write_lines([trajectory.to_json()])

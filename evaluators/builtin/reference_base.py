@@ -8,6 +8,7 @@ reference item matches one step per the ``args`` setting (see
 
 from __future__ import annotations
 
+import threading
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,14 @@ from pydantic import Field
 from evaluators.argmatch import ArgsSetting, matcher_for
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
 from evaluators.gaps import TOOL_ARGS
-from evaluators.matching import CallMatcher, Pairs, called_steps, names_match, summarize
+from evaluators.matching import (
+    CallMatcher,
+    MatchSummary,
+    Pairs,
+    called_steps,
+    names_match,
+    summarize,
+)
 from evaluators.reference import ExpectedStep
 from evaluators.results import EvaluationResult
 from evaluators.trajectory import Step, StepKind, Trajectory
@@ -55,14 +63,46 @@ class ReferenceEvaluator(Evaluator[TrajectoryCriteria, ReferenceConfig]):
         return frozenset({TOOL_ARGS}) if compares_args(self.config.args, criteria) else frozenset()
 
     def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> EvaluationResult:
-        predicted = called_steps(trajectory, self.config.step_kinds)
-        return self.judge(criteria.trajectory, predicted)
+        reference, predicted = shared_inputs(
+            trajectory, self.config.step_kinds, criteria.trajectory
+        )
+        return self.judge(reference, predicted)
 
     @abstractmethod
     def judge(
         self, reference: Sequence[ExpectedStep], predicted: Sequence[Step]
     ) -> EvaluationResult:
         """Judge ``predicted`` against ``reference``."""
+
+
+class _Shared(threading.local):
+    """The inputs the last reference evaluator of this thread judged."""
+
+    def __init__(self) -> None:
+        self.trajectory: Trajectory | None = None
+        self.kinds: tuple[StepKind, ...] = ()
+        self.predicted: tuple[Step, ...] = ()
+        self.reference: tuple[ExpectedStep, ...] = ()
+
+
+_SHARED = _Shared()
+
+
+def shared_inputs(
+    trajectory: Trajectory, kinds: tuple[StepKind, ...], reference: tuple[ExpectedStep, ...]
+) -> tuple[tuple[ExpectedStep, ...], tuple[Step, ...]]:
+    """The reference and the predicted steps to judge, as the same objects the previous
+    reference evaluator got when it judged the same trajectory, kinds and an equal
+    reference (a spec's evaluators run one after another): its match table and
+    ambiguous names are then reused (``matching.match_table``, ``ambiguous_names``)."""
+    shared = _SHARED
+    if shared.trajectory is not trajectory or shared.kinds != kinds:
+        shared.trajectory, shared.kinds = trajectory, kinds
+        shared.predicted = called_steps(trajectory, kinds)
+    elif shared.reference is not reference and shared.reference == reference:
+        return shared.reference, shared.predicted
+    shared.reference = reference
+    return reference, shared.predicted
 
 
 def compares_args(setting: ArgsSetting, criteria: TrajectoryCriteria) -> bool:
@@ -74,11 +114,15 @@ def compares_args(setting: ArgsSetting, criteria: TrajectoryCriteria) -> bool:
 
 
 def match_details(
-    reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: Pairs
+    reference: Sequence[ExpectedStep],
+    predicted: Sequence[Step],
+    pairs: Pairs,
+    summary: MatchSummary | None = None,
 ) -> dict[str, Any]:
-    """Both trajectories as labels, the matched index pairs, what was left over, and the
-    reference names that stand for several namespaced tools (``ambiguous``)."""
-    summary = summarize(reference, predicted, pairs)
+    """Both trajectories as labels, the matched index pairs, what was left over (the
+    ``summary`` of ``pairs``, when the caller has it), and the reference names that
+    stand for several namespaced tools (``ambiguous``)."""
+    summary = summary or summarize(reference, predicted, pairs)
     details: dict[str, Any] = {
         "reference": [item.label() for item in reference],
         "predicted": [step.name for step in predicted],
@@ -96,13 +140,23 @@ def ambiguous_names(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step]
 ) -> dict[str, list[str]]:
     """Bare reference names that match tools of two or more namespaces in ``predicted``
-    (``refund`` for ``billing__refund`` and ``store__refund``)."""
+    (``refund`` for ``billing__refund`` and ``store__refund``). The last answer is kept
+    for the same two objects (``shared_inputs``); callers copy what they change."""
+    global _last_ambiguous  # noqa: PLW0603 - a one-entry memo; a tuple is swapped atomically
+    last = _last_ambiguous
+    if last is not None and last[0] is reference and last[1] is predicted:
+        return {name: list(full) for name, full in last[2].items()}
     found: dict[str, list[str]] = {}
     for name in {item.name for item in reference}:
         full = sorted({s.name for s in predicted if s.name != name and names_match(name, s.name)})
         if len(full) > 1:
             found[name] = full
-    return found
+    if type(reference) is tuple and type(predicted) is tuple:  # immutable: safe to keep
+        _last_ambiguous = (reference, predicted, found)
+    return {name: list(full) for name, full in found.items()}
+
+
+_last_ambiguous: tuple[object, object, dict[str, list[str]]] | None = None
 
 
 def ratio(part: float, whole: int, empty: float) -> float:

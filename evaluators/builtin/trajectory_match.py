@@ -62,7 +62,7 @@ def _result(
 ) -> NumericResult:
     """A result whose details list both trajectories and what was left over."""
     summary = summarize(reference, predicted, pairs)
-    details = match_details(reference, predicted, pairs)
+    details = match_details(reference, predicted, pairs, summary)
     return NumericResult(score=score, explanation=explanation or explain(summary), details=details)
 
 

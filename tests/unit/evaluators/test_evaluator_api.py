@@ -228,6 +228,7 @@ def test_check_evaluator_accepts_a_good_class_sync_or_async() -> None:
     assert report.ok and report.id == "api_max_tool_calls" and not report.warnings
     assert report.results == {
         "sample": BooleanResult(value=True),
+        "sample_lazy": BooleanResult(value=True),  # arguments and results parsed lazily
         "empty": BooleanResult(value=True),
     }
     assert report.criteria_schema is not None and report.criteria_schema["required"] == ["limit"]

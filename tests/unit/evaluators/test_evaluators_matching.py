@@ -107,3 +107,17 @@ def test_summary_and_explanation() -> None:
     assert summary.missing == ["b"] and summary.extra == ["c"]
     assert explain(summary) == "missing: b; extra: c"
     assert explain(summarize(reference[:1], predicted[:1], [(0, 0)])) is None
+
+
+def test_matchings_are_kept_for_the_same_tuples_and_never_for_lists() -> None:
+    reference = (ExpectedStep(name="a"), ExpectedStep(name="b"))
+    predicted = (step("b"), step("a"), step("b"))
+    matcher = call_matcher("ignore")
+    first = maximum_matching(reference, predicted, matcher)
+    assert maximum_matching(reference, predicted, matcher) is first  # kept: same tuples
+    assert ordered_matching(reference, predicted, matcher) == [(0, 1), (1, 2)]
+    assert maximum_matching(reference, tuple([*predicted]), matcher) == first  # equal, new
+    steps = [step("b")]
+    assert maximum_matching(list(reference), steps, matcher) == [(1, 0)]
+    steps.insert(0, step("a"))  # a list may change between calls: never kept
+    assert maximum_matching(list(reference), steps, matcher) == [(0, 0), (1, 1)]

@@ -146,3 +146,28 @@ def test_spec_set_returns_every_matching_spec_in_order() -> None:
         ("refunds", "failure"),
     ]
     assert specs.get("other") is not None and specs.get("nope") is None
+
+
+def test_specs_ruled_out_by_service_are_remembered_per_service(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = build_spec(
+        {"id": "store", "match": {"service": {"regex": "^music-store"}}, "evaluators": ["latency"]}
+    )
+    anywhere = build_spec({"id": "any", "match": {"agent": "x"}, "evaluators": ["latency"]})
+    specs = SpecSet([store, anywhere])
+    checked: list[str] = []
+    original = MatchRule.service_holds
+
+    def counting(rule: MatchRule, service: str) -> bool:
+        checked.append(service)
+        return original(rule, service)
+
+    monkeypatch.setattr(MatchRule, "service_holds", counting)
+    other = BASE._replace(service="travel-agent", agent="x")
+    for _ in range(3):
+        assert [spec.id for spec in specs.matching(BASE)] == ["store"]
+        assert [spec.id for spec in specs.matching(other)] == ["any"]
+    assert checked.count("travel-agent") == 2  # once per spec, on the first trace only
+    monkeypatch.setattr("evaluators.spec._MAX_SERVICES", 1)
+    assert [spec.id for spec in specs.matching(other)] == ["any"]  # a full cache starts over
