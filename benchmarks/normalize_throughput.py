@@ -9,7 +9,11 @@ Input: ``shared/bench/make_traces.py --pb`` traces (1 ``invoke_agent``, 4 ``chat
    evald code runs, so it is the yardstick that changes to evald cannot move);
 2. ``decode``: ``decode_protobuf`` with replay's attribute selector;
 3. ``normalize``: ``normalize(trace)`` for every trace, spans grouped as the
-   assembler releases them (arrival order).
+   assembler releases them (arrival order); tool arguments and results are parsed
+   when read (ADR 0019), and nothing reads them here: what a trace whose evaluators
+   read only names, errors and timings costs;
+4. ``+ read all``: the same, then every step's ``args`` and ``result`` read (parsed):
+   what a trace costs when its evaluators or sinks read everything.
 
 The passes alternate, so that load from other processes hits them alike. Prints
 spans/s and µs/trace for each, and normalize / decode and both / parse time:
@@ -98,15 +102,21 @@ def main() -> None:
         for trace in traces:
             normalize(trace)
 
-    timed = fastest([parse_all, decode_all, normalize_all], args.repeat)
-    parse_s, decode_s, normalize_s = timed
+    def normalize_and_read_all() -> None:
+        for trace in traces:
+            for step in normalize(trace).steps:
+                step.args, step.result  # noqa: B018  (the read parses)
+
+    timed = fastest([parse_all, decode_all, normalize_all, normalize_and_read_all], args.repeat)
+    parse_s, decode_s, normalize_s, read_all_s = timed
     print(f"{len(traces)} traces, {len(spans)} spans; load average {os.getloadavg()[0]:.2f}")
-    for name, took in zip(("parse", "decode", "normalize"), timed, strict=True):
+    for name, took in zip(("parse", "decode", "normalize", "+ read all"), timed, strict=True):
         per_trace = took / len(traces) * 1e6
         print(f"  {name:<10} {len(spans) / took:>10,.0f} spans/s  {per_trace:>7.1f} µs/trace")
     print(f"  normalize / decode time     {normalize_s / decode_s:.3f}")
     print(f"  decode / parse time         {decode_s / parse_s:.2f}")
     print(f"  normalize / parse time      {normalize_s / parse_s:.2f}")
+    print(f"  + read all / parse time     {read_all_s / parse_s:.2f}")
 
 
 if __name__ == "__main__":
