@@ -122,6 +122,61 @@ def _key_slots_in_use():
     return sum(1 for i in range(KEY_SLOTS) if _key_slots[i].key != NULL)
 
 
+# --- short texts --------------------------------------------------------------
+# Spans held in assembly repeat the same short texts over and over: operation names
+# (``chat``, ``execute_tool``), model, tool and agent names, span names. A second
+# direct-mapped table, like the keys' one, hands out one ``str`` per distinct short
+# ASCII text, so held spans share them instead of each holding a copy (about 60
+# bytes each; issue 16's memory per span). A miss costs what decoding costs anyway;
+# unique texts (call ids) just take a slot over. The GIL guards the table.
+
+cdef enum:
+    TEXT_SLOTS = 8192  # a power of two
+    TEXT_MAX_BYTES = 48
+
+cdef struct TextSlot:
+    PyObject* text  # owned; NULL: empty
+    uint64_t hash
+    Py_ssize_t length
+
+cdef TextSlot _text_slots[TEXT_SLOTS]
+
+
+cdef str _shared_text(const unsigned char* data, Py_ssize_t n):
+    """The ``str`` of the UTF-8 ``data[:n]``: the table's when short ASCII."""
+    cdef uint64_t h = 14695981039346656037ULL ^ <uint64_t>n
+    cdef uint64_t chunk = 0
+    cdef Py_ssize_t i = 0
+    cdef TextSlot* slot
+    if n > TEXT_MAX_BYTES:
+        return PyUnicode_DecodeUTF8(<const char*>data, n, NULL)
+    while i + 8 <= n:  # eight bytes a time (a byte loop costs more than the lookup)
+        memcpy(&chunk, data + i, 8)
+        h = (h ^ chunk) * 1099511628211ULL
+        i += 8
+    if i < n:
+        chunk = 0
+        memcpy(&chunk, data + i, n - i)
+        h = (h ^ chunk) * 1099511628211ULL
+    h ^= h >> 29
+    slot = &_text_slots[h & (TEXT_SLOTS - 1)]
+    if (slot.text != NULL and slot.hash == h and slot.length == n
+            and memcmp(PyUnicode_DATA(<object>slot.text), data, n) == 0):
+        return <str><object>slot.text
+    text = PyUnicode_DecodeUTF8(<const char*>data, n, NULL)
+    if not PyUnicode_IS_COMPACT_ASCII(text):
+        return text
+    Py_INCREF(text)
+    Py_XDECREF(slot.text)
+    slot.text, slot.hash, slot.length = <PyObject*>text, h, n
+    return text
+
+
+def _text_slots_in_use():
+    """How many slots hold a text (tests)."""
+    return sum(1 for i in range(TEXT_SLOTS) if _text_slots[i].text != NULL)
+
+
 cdef class _Walk:
     """One payload's walk: the buffer, the selector, and what was counted."""
 
@@ -136,6 +191,7 @@ cdef class _Walk:
     cdef public Py_ssize_t rejected
     cdef public str message
     cdef public Py_ssize_t truncated
+    cdef bytes last_trace_id  # the previous span's: spans of a trace share one object
 
     # --- wire primitives -------------------------------------------------
 
@@ -198,10 +254,20 @@ cdef class _Walk:
         return value
 
     cdef inline str text(self, Py_ssize_t start, Py_ssize_t end):
-        return PyUnicode_DecodeUTF8(<const char*>(self.buf + start), end - start, NULL)
+        return _shared_text(self.buf + start, end - start)
 
     cdef inline bytes raw(self, Py_ssize_t start, Py_ssize_t end):
         return PyBytes_FromStringAndSize(<const char*>(self.buf + start), end - start)
+
+    cdef inline bytes trace_id(self, Py_ssize_t start, Py_ssize_t end):
+        """The trace id at ``start``: the previous span's object when equal (a request
+        carries a trace's spans together), so held spans do not each keep a copy."""
+        cdef bytes last = self.last_trace_id
+        if (last is not None and len(last) == end - start
+                and memcmp(<const char*>last, self.buf + start, end - start) == 0):
+            return last
+        self.last_trace_id = self.raw(start, end)
+        return self.last_trace_id
 
     cdef inline str cut(self, str value):
         if len(value) <= self.limit:
@@ -411,7 +477,7 @@ cdef class _Walk:
             if wire == LEN and (field <= 5 or 9 <= field <= 15 and field != 10 and field != 12 and field != 14):
                 start = self.length(pos, end, &stop)
                 if field == 1:
-                    trace_id = self.raw(start, stop)
+                    trace_id = self.trace_id(start, stop)
                 elif field == 2:
                     span_id = self.raw(start, stop)
                 elif field == 4:

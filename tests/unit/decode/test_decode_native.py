@@ -495,3 +495,34 @@ def test_the_walker_builds_records_in_their_field_order() -> None:
     assert Span._fields == _wire.SPAN_FIELDS
     assert SpanEvent._fields == _wire.EVENT_FIELDS
     assert Resource._fields == _wire.RESOURCE_FIELDS
+
+
+def test_held_spans_share_short_texts_and_their_trace_id() -> None:
+    """Spans held in assembly share one object per short text and per trace id (memory
+    per span); long and non-ASCII texts are their own."""
+    long_text = "x" * 200
+    spans = [
+        PbSpan(
+            trace_id=TRACE_ID,
+            span_id=bytes([n]) * 8,
+            name="chat gpt-4o",
+            attributes=[
+                KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="chat")),
+                KeyValue(key="long", value=AnyValue(string_value=long_text)),
+                KeyValue(key="utf8", value=AnyValue(string_value="café")),
+            ],
+        )
+        for n in (1, 2)
+    ]
+    data = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])]
+    ).SerializeToString()
+    first, second = assert_same(data).spans
+    again = decode_protobuf(data).spans[0]  # another request: the table outlives it
+    assert first.trace_id is second.trace_id
+    assert first.name is second.name is again.name
+    op = "gen_ai.operation.name"
+    assert first.attributes[op] is second.attributes[op] is again.attributes[op]
+    assert first.attributes["long"] == long_text
+    assert first.attributes["long"] is not second.attributes["long"]
+    assert first.attributes["utf8"] == "café"
