@@ -30,6 +30,8 @@ SHORT: dict[str, list[str]] = {
     "judge_shedding.py": ["--duration", "5", "--warmup", "2", "--rounds", "1",
                           "--judge-delay", "2"],
     "hostile.py": ["--inputs", "1000"],
+    "assembly_memory.py": ["--spans", "20000"],
+    "completion_latency.py": ["--probes", "30"],
     "cardinality.py": ["--combinations", "5000", "--seconds", "2", "--scrapes", "3"],
     "soak.py": ["--minutes", "1", "--reload-every", "20", "--report-every", "15"],
 }  # fmt: skip
