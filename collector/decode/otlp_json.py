@@ -6,12 +6,15 @@ integers may be strings or numbers, unknown fields are ignored. What is valid is
 what protobuf's own JSON parser accepts, with those deviations
 (``collector.decode.proto3_json``, the reference reading).
 
-Two paths give the same records (docs/adr/0016-hardening.md). The fast one walks a
-document msgspec parsed (so every string is valid Unicode and every number finite)
-directly into ``Span`` records, checking the type of every known field it meets;
-whatever it cannot vouch for (a wrong type, an integer as a float, a null in a
-oneof, links, deep nesting, a document only the ``json`` module parses) goes to the
-reference path, which accepts it or raises ``DecodeError`` naming the field.
+Three paths give the same records (docs/adr/0016-hardening.md). The fastest
+(``collector.decode.otlp_json_typed``, docs/adr/0021-replay-throughput.md) has
+msgspec decode the bytes into typed structs; what it is not sure of is parsed again
+into dicts for the second, which walks a document msgspec parsed (so every string
+is valid Unicode and every number finite) directly into ``Span`` records, checking
+the type of every known field it meets; whatever it cannot vouch for (a wrong type,
+an integer as a float, a null in a oneof, links, deep nesting, a document only the
+``json`` module parses) goes to the reference path, which accepts it or raises
+``DecodeError`` naming the field.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from collector.decode.common import (
     invalid_ids,
 )
 from collector.decode.json_fields import Unsure
+from collector.decode.otlp_json_typed import TypedWalker, parse_request
 from collector.decode.proto3_json import parse_message
 from collector.decode.protobuf import walk_parsed
 
@@ -52,6 +56,8 @@ _KIND_NAMES = {
 }  # fmt: skip
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _MISSING = object()
+UNSURE = (Unsure, TypeError, ValueError, AttributeError, OverflowError, binascii.Error)
+"""What the fast readers raise for a document they do not vouch for."""
 
 _REQUEST = f.Shape(ExportTraceServiceRequest, {"resourceSpans"})
 _RESOURCE_SPANS = f.Shape(
@@ -250,7 +256,7 @@ def decode_json_document(
     walker = _Walker(selector, keep)
     try:
         spans = walker.request(document)
-    except (Unsure, TypeError, ValueError, AttributeError, OverflowError, binascii.Error):
+    except UNSURE:
         return _reference(document, selector, keep)
     return DecodedBatch(spans, walker.rejected, walker.message, walker.truncated)
 
@@ -267,6 +273,9 @@ def decode_json(
     refuses (the message names the field). Spans with empty or all-zero ids are
     rejected individually.
     """
+    typed = decode_json_typed(data, selector, keep=keep)
+    if typed is not None:
+        return typed
     try:
         document = _fast_loads(data)
     except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
@@ -274,6 +283,20 @@ def decode_json(
         # json module may parse; the reference path then judges every value.
         return _reference(_slow_loads(data), selector, keep)
     return decode_json_document(document, selector, keep=keep)
+
+
+def decode_json_typed(
+    data: bytes | str,
+    selector: AttributeSelector = KEEP_ALL,
+    *,
+    keep: Callable[[bytes], bool] | None = None,
+) -> DecodedBatch | None:
+    """``decode_json``'s fast reading of ``data``, or None when it is not sure of the
+    document (then ``decode_json`` decides); never raises ``DecodeError``."""
+    try:
+        return TypedWalker(selector, keep).batch(parse_request(data))
+    except UNSURE:
+        return None
 
 
 def _slow_loads(data: bytes | str) -> Any:

@@ -21,7 +21,7 @@ from collector.decode import (
     decode_protobuf,
 )
 from collector.decode.logs_json import decode_logs_json_document, parse_json
-from collector.decode.otlp_json import decode_json_document
+from collector.decode.otlp_json import decode_json_document, decode_json_typed
 from collector.offline.readers import Payload, PayloadFormat
 
 _LOGS_KEY = "resourceLogs"
@@ -80,6 +80,9 @@ def decode_payload(
         return Decoded(decode_protobuf(payload.data, selector, keep=keep), None)
     if payload.format is PayloadFormat.LOGS_PROTOBUF:
         return Decoded(None, decode_logs_protobuf(payload.data, selector, keep=keep))
+    spans = decode_json_typed(payload.data, selector, keep=keep)  # a trace request, usually
+    if spans is not None:
+        return Decoded(spans, None)
     document = parse_json(payload.data)
     has_logs, has_spans = _has(document, _LOGS_KEY), _has(document, _SPANS_KEY)
     logs = None

@@ -1,0 +1,420 @@
+"""The first reading of an OTLP/JSON trace request: msgspec decodes straight into structs.
+
+The walker of ``collector.decode.otlp_json`` reads a document msgspec parsed into
+dicts and lists; most of its time went to building those dicts and looking fields
+up in them, and to the cyclic garbage collector scanning them. Here msgspec decodes
+the bytes into the structs below (one per OTLP message, GC-untracked), checking the
+JSON types of the hot fields (``key``, ``string_value``, every message and list) in
+C; this module then reads them into ``Span`` records with the same checks as the
+dict walker, using the same ``json_fields`` functions for every other field.
+
+It accepts a strict subset of what the dict walker accepts and reads it the same
+way: anything else (a null where a message or string belongs, a field of an
+unexpected JSON type, a document msgspec does not parse, a ``resource_logs`` key,
+anything the dict walker itself would be unsure of) raises ``Unsure`` and the caller
+decodes the bytes again with the dict walker, which accepts, or hands over to the
+reference path (``collector.decode.proto3_json``), which accepts or refuses naming
+the field. Every known field of every message is declared (checked at import
+against the protobuf descriptors), so none is silently ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1 import common_pb2
+from opentelemetry.proto.resource.v1 import resource_pb2
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from collector.core.records import AttrValue, Resource, Span, SpanEvent
+from collector.decode import json_fields as f
+from collector.decode.common import (
+    SPAN_ID_BYTES,
+    TRACE_ID_BYTES,
+    AttributeSelector,
+    DecodedBatch,
+    invalid_ids,
+)
+from collector.decode.json_fields import Unsure
+
+# The dict walker's limits and names (collector.decode.otlp_json), repeated: importing
+# that module here would be a cycle.
+FAST_MAX_DEPTH = 64
+_SPAN_ATTRIBUTE_DEPTH = 6  # request, resource_spans, scope_spans, span, keyValue, anyValue
+_KIND_NAMES = {
+    "SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
+    "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5,
+}  # fmt: skip
+_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+
+
+# Scalar fields read rarely are ``Any`` (null included) and checked by the same
+# ``json_fields`` function as in the dict walker; UNSET means absent.
+class AnyValue(Struct, gc=False, rename="camel"):
+    string_value: str | UnsetType = UNSET
+    bool_value: Any = UNSET
+    int_value: Any = UNSET
+    double_value: Any = UNSET
+    array_value: ArrayValue | UnsetType = UNSET
+    kvlist_value: KeyValueList | UnsetType = UNSET
+    bytes_value: Any = UNSET
+    string_value_strindex: Any = UNSET
+
+
+class KeyValue(Struct, gc=False, rename="camel"):
+    key: str = ""
+    value: AnyValue | None = None
+    key_strindex: Any = UNSET
+
+
+class ArrayValue(Struct, gc=False, rename="camel"):
+    values: list[AnyValue] = []
+
+
+class KeyValueList(Struct, gc=False, rename="camel"):
+    values: list[KeyValue] = []
+
+
+class Status(Struct, gc=False, rename="camel"):
+    message: Any = None
+    code: Any = None
+
+
+class Event(Struct, gc=False, rename="camel"):
+    time_unix_nano: Any = None
+    name: Any = None
+    attributes: list[KeyValue] = []
+    dropped_attributes_count: Any = None
+
+
+class Link(Struct, gc=False, rename="camel"):
+    """Links are not read: a span with any takes the dict walker's road (and the
+    reference path's, which validates them)."""
+
+    trace_id: Any = None
+    span_id: Any = None
+    trace_state: Any = None
+    attributes: Any = None
+    dropped_attributes_count: Any = None
+    flags: Any = None
+
+
+class OtlpSpan(Struct, gc=False, rename="camel"):
+    trace_id: Any = None
+    span_id: Any = None
+    trace_state: Any = None
+    parent_span_id: Any = None
+    flags: Any = None
+    name: Any = None
+    kind: Any = None
+    start_time_unix_nano: Any = None
+    end_time_unix_nano: Any = None
+    attributes: list[KeyValue] = []
+    dropped_attributes_count: Any = None
+    events: list[Event] = []
+    dropped_events_count: Any = None
+    links: list[Link] = []
+    dropped_links_count: Any = None
+    status: Status | UnsetType = UNSET
+
+
+class Scope(Struct, gc=False, rename="camel"):
+    name: Any = None
+    version: Any = None
+    attributes: list[KeyValue] = []
+    dropped_attributes_count: Any = None
+
+
+class OtlpResource(Struct, gc=False, rename="camel"):
+    attributes: list[KeyValue] = []
+    dropped_attributes_count: Any = None
+    entity_refs: Any = None
+
+
+class ScopeSpans(Struct, gc=False, rename="camel"):
+    scope: Scope | UnsetType = UNSET
+    spans: list[OtlpSpan] = []
+    schema_url: Any = None
+
+
+class ResourceSpans(Struct, gc=False, rename="camel"):
+    resource: OtlpResource | UnsetType = UNSET
+    scope_spans: list[ScopeSpans] = []
+    schema_url: Any = None
+
+
+class Request(Struct, gc=False, rename="camel"):
+    resource_spans: list[ResourceSpans] = []
+    resource_logs: Any = UNSET  # a logs document: not this reader's
+
+
+_DECLARED: dict[type[Struct], Any] = {
+    Request: ExportTraceServiceRequest,
+    ResourceSpans: trace_pb2.ResourceSpans,
+    ScopeSpans: trace_pb2.ScopeSpans,
+    OtlpSpan: trace_pb2.Span,
+    Event: trace_pb2.Span.Event,
+    Link: trace_pb2.Span.Link,
+    Status: trace_pb2.Status,
+    KeyValue: common_pb2.KeyValue,
+    AnyValue: common_pb2.AnyValue,
+    ArrayValue: common_pb2.ArrayValue,
+    KeyValueList: common_pb2.KeyValueList,
+    Scope: common_pb2.InstrumentationScope,
+    OtlpResource: resource_pb2.Resource,
+}
+for _struct, _message in _DECLARED.items():
+    _known = {field.json_name for field in _message.DESCRIPTOR.fields}
+    _declared = {field.encode_name for field in msgspec.structs.fields(_struct)}
+    if not _known <= _declared:
+        raise RuntimeError(
+            f"collector.decode.otlp_json_typed: {_struct.__name__} lacks the fields "
+            f"{sorted(_known - _declared)} of {_message.DESCRIPTOR.name}"
+        )
+
+_decode_request: Callable[[bytes | str], Request] = msgspec.json.Decoder(Request).decode
+
+
+def parse_request(data: bytes | str) -> Request:
+    """``data`` decoded into the structs; ``Unsure`` for anything msgspec refuses, and
+    for text that is not valid UTF-8 (msgspec skips unknown keys and their values
+    without checking it; the reference path refuses it)."""
+    if not data.isascii():
+        try:
+            data.decode("utf-8") if isinstance(data, bytes) else data.encode("utf-8")
+        except UnicodeError:
+            raise Unsure from None
+    try:
+        return _decode_request(data)
+    except (ValueError, RecursionError):  # msgspec's DecodeError and ValidationError
+        raise Unsure from None
+
+
+class TypedWalker:
+    """Turns one decoded ``Request`` into spans, or raises ``Unsure`` (also
+    ``TypeError``, ``ValueError``, ``OverflowError``, ``binascii.Error`` from the
+    field checks: the caller treats them alike)."""
+
+    __slots__ = ("keep", "limit", "message", "rejected", "selector", "truncated", "wanted")
+
+    def __init__(self, selector: AttributeSelector, keep: Callable[[bytes], bool] | None) -> None:
+        self.selector = selector
+        # The selector's verdict per key, remembered for the walk: keys repeat.
+        self.wanted: dict[str, bool] | None = None if selector.keep_all else {}
+        self.limit = selector.max_value_size
+        self.keep = keep
+        self.truncated = 0
+        self.rejected = 0
+        self.message = ""
+
+    def batch(self, request: Request) -> DecodedBatch:
+        if request.resource_logs is not UNSET:
+            raise Unsure
+        spans: list[Span] = []
+        for resource_spans in request.resource_spans:
+            f.text(resource_spans.schema_url)
+            resource = self.resource(resource_spans.resource)
+            for scope_spans in resource_spans.scope_spans:
+                f.text(scope_spans.schema_url)
+                scope_name = self.scope(scope_spans.scope)
+                for raw in scope_spans.spans:
+                    span = self.span(raw, resource, scope_name)
+                    if span is not None:
+                        spans.append(span)
+        return DecodedBatch(spans, self.rejected, self.message, self.truncated)
+
+    def resource(self, raw: OtlpResource | UnsetType) -> Resource:
+        if raw is UNSET:
+            return Resource("unknown_service", {})
+        f.uint32(raw.dropped_attributes_count)
+        f.empty_list(raw.entity_refs)
+        attributes = self.attributes(raw.attributes, 5, True, True)
+        service = attributes.get("service.name")
+        return Resource(service if isinstance(service, str) else "unknown_service", attributes)
+
+    def scope(self, raw: Scope | UnsetType) -> str:
+        if raw is UNSET:
+            return ""
+        f.text(raw.version)
+        f.uint32(raw.dropped_attributes_count)
+        self.attributes(raw.attributes, 6, True, False)
+        return f.text(raw.name)
+
+    def span(self, raw: OtlpSpan, resource: Resource, scope_name: str) -> Span | None:
+        """The span, or None if it is rejected (bad ids) or not kept; checked either way."""
+        if raw.links:
+            raise Unsure  # validated by the reference path, never read
+        if raw.trace_state is not None:
+            f.text(raw.trace_state)
+        for count in (raw.flags, raw.dropped_attributes_count, raw.dropped_events_count,
+                      raw.dropped_links_count):  # fmt: skip
+            if count is not None:
+                f.uint32(count)
+        trace_id = f.hex_id(raw.trace_id, TRACE_ID_BYTES)
+        span_id = f.hex_id(raw.span_id, SPAN_ID_BYTES)
+        parent_id = f.hex_id(raw.parent_span_id, SPAN_ID_BYTES)
+        problem = invalid_ids(trace_id, span_id, parent_id)
+        read = problem is None and (self.keep is None or self.keep(trace_id))
+        status = raw.status
+        if status is UNSET:
+            code, message = 0, ""
+        else:
+            code, message = f.enum(status.code, _STATUS_NAMES), f.text(status.message)
+        span = Span(
+            trace_id,
+            span_id,
+            parent_id,
+            f.text(raw.name),
+            f.enum(raw.kind, _KIND_NAMES),
+            f.uint64(raw.start_time_unix_nano),
+            f.uint64(raw.end_time_unix_nano),
+            code,
+            message,
+            # Roots keep every attribute: spec matching reads them.
+            self.attributes(raw.attributes, _SPAN_ATTRIBUTE_DEPTH, not parent_id, read),
+            self.events(raw.events, read) if raw.events else (),
+            resource,
+            scope_name,
+        )
+        if problem is not None:
+            self.rejected += 1
+            self.message = self.message or problem
+        return span if read else None
+
+    def events(self, events: list[Event], read: bool) -> tuple[SpanEvent, ...]:
+        out = []
+        for raw in events:
+            f.uint32(raw.dropped_attributes_count)
+            attributes = self.attributes(raw.attributes, 7, True, read)
+            out.append(SpanEvent(f.text(raw.name), f.uint64(raw.time_unix_nano), attributes))
+        return tuple(out)
+
+    def attributes(
+        self, kvs: list[KeyValue], depth: int, keep_all: bool, read: bool
+    ) -> dict[str, AttrValue]:
+        """The key/value list ``kvs`` whose values sit at message ``depth``; values not
+        wanted (or all, without ``read``) are only checked, their truncation uncounted."""
+        wanted = None if keep_all else self.wanted
+        limit = self.limit
+        out: dict[str, AttrValue] = {}
+        for kv in kvs:
+            key, raw = kv.key, kv.value
+            if kv.key_strindex is not UNSET:
+                raise Unsure
+            # Inlined for the usual short string value: a call per attribute costs as
+            # much as the rest of its reading.
+            if (
+                raw is not None
+                and isinstance(text := raw.string_value, str)
+                and len(text) <= limit
+                and raw.int_value is UNSET
+                and raw.bool_value is UNSET
+                and raw.double_value is UNSET
+                and raw.array_value is UNSET
+                and raw.kvlist_value is UNSET
+                and raw.bytes_value is UNSET
+                and raw.string_value_strindex is UNSET
+            ):
+                if read and (
+                    wanted is None
+                    or wanted.get(key)
+                    or (key not in wanted and _wants(wanted, key, self.selector))
+                ):
+                    out[key] = text
+            elif read and (wanted is None or _wants(wanted, key, self.selector)):
+                out[key] = self.value(raw, depth)
+            elif raw is None or not _plain_string(raw):
+                before = self.truncated
+                self.value(raw, depth)
+                self.truncated = before
+        return out
+
+    def value(self, raw: AnyValue | None, depth: int) -> AttrValue:
+        """One ``AnyValue``: its one member, or None when it has none (or is absent)."""
+        if depth > FAST_MAX_DEPTH:
+            raise Unsure
+        if raw is None:
+            return None
+        text = raw.string_value
+        if isinstance(text, str):
+            if not _plain_string(raw):
+                raise Unsure  # two members: the reference path refuses them by name
+            if len(text) > self.limit:
+                self.truncated += 1
+                return text[: self.limit]
+            return text
+        return self.other_value(raw, depth)
+
+    def other_value(self, raw: AnyValue, depth: int) -> AttrValue:
+        member = _other_member(raw)
+        if member is None:
+            return None
+        name, item = member
+        if name == "intValue":
+            return f.int64(item)
+        if name == "boolValue":
+            return f.boolean(item)
+        if name == "doubleValue":
+            return f.double(item)
+        if name == "bytesValue":
+            return f.base64_bytes(item)
+        if name == "arrayValue":
+            return tuple([self.value(element, depth + 2) for element in item.values])
+        return self.attributes(item.values, depth + 3, True, True)  # kvlist_value
+
+
+def _wants(wanted: dict[str, bool], key: str, selector: AttributeSelector) -> bool:
+    verdict = wanted.get(key)
+    if verdict is None:
+        verdict = wanted[key] = selector.wants(key)
+    return verdict
+
+
+def _plain_string(raw: AnyValue) -> bool:
+    """Whether ``raw`` holds a string and no other member."""
+    return (
+        raw.string_value is not UNSET
+        and raw.int_value is UNSET
+        and raw.bool_value is UNSET
+        and raw.double_value is UNSET
+        and raw.array_value is UNSET
+        and raw.kvlist_value is UNSET
+        and raw.bytes_value is UNSET
+        and raw.string_value_strindex is UNSET
+    )
+
+
+def _other_member(raw: AnyValue) -> tuple[str, Any] | None:
+    """The one member of a non-string ``AnyValue`` and its value; None when empty.
+
+    ``Unsure`` for two members, a null one, or ``string_value_strindex``.
+    """
+    if raw.string_value_strindex is not UNSET:
+        raise Unsure
+    # Attribute by attribute (no getattr loop): most values are ints.
+    found: tuple[str, Any] | None = None
+    if (item := raw.int_value) is not UNSET:
+        found = ("intValue", item)
+    if (item := raw.double_value) is not UNSET:
+        found = _one(found, "doubleValue", item)
+    if (item := raw.array_value) is not UNSET:
+        found = _one(found, "arrayValue", item)
+    if (item := raw.bool_value) is not UNSET:
+        found = _one(found, "boolValue", item)
+    if (item := raw.kvlist_value) is not UNSET:
+        found = _one(found, "kvlistValue", item)
+    if (item := raw.bytes_value) is not UNSET:
+        found = _one(found, "bytesValue", item)
+    if found is not None and found[1] is None:
+        raise Unsure
+    return found
+
+
+def _one(found: tuple[str, Any] | None, name: str, item: Any) -> tuple[str, Any]:
+    if found is not None:
+        raise Unsure
+    return name, item
