@@ -50,6 +50,7 @@ _KIND_NAMES = {
     "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5,
 }  # fmt: skip
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_UINT64_MAX = 2**64 - 1
 
 
 # Scalar fields read rarely are ``Any`` (null included) and checked by the same
@@ -104,12 +105,12 @@ class Link(Struct, gc=False, rename="camel"):
 
 
 class OtlpSpan(Struct, gc=False, rename="camel"):
-    trace_id: Any = None
-    span_id: Any = None
-    trace_state: Any = None
-    parent_span_id: Any = None
+    trace_id: str = ""  # hot strings typed: checked by msgspec, a null takes the dict road
+    span_id: str = ""
+    trace_state: str = ""
+    parent_span_id: str = ""
     flags: Any = None
-    name: Any = None
+    name: str = ""
     kind: Any = None
     start_time_unix_nano: Any = None
     end_time_unix_nano: Any = None
@@ -248,15 +249,17 @@ class TypedWalker:
         """The span, or None if it is rejected (bad ids) or not kept; checked either way."""
         if raw.links:
             raise Unsure  # validated by the reference path, never read
-        if raw.trace_state is not None:
-            f.text(raw.trace_state)
-        for count in (raw.flags, raw.dropped_attributes_count, raw.dropped_events_count,
-                      raw.dropped_links_count):  # fmt: skip
-            if count is not None:
-                f.uint32(count)
-        trace_id = f.hex_id(raw.trace_id, TRACE_ID_BYTES)
-        span_id = f.hex_id(raw.span_id, SPAN_ID_BYTES)
-        parent_id = f.hex_id(raw.parent_span_id, SPAN_ID_BYTES)
+        if raw.flags is not None:
+            f.uint32(raw.flags)
+        if raw.dropped_attributes_count is not None:
+            f.uint32(raw.dropped_attributes_count)
+        if raw.dropped_events_count is not None:
+            f.uint32(raw.dropped_events_count)
+        if raw.dropped_links_count is not None:
+            f.uint32(raw.dropped_links_count)
+        trace_id = _hex_id(raw.trace_id, TRACE_ID_BYTES)
+        span_id = _hex_id(raw.span_id, SPAN_ID_BYTES)
+        parent_id = _hex_id(raw.parent_span_id, SPAN_ID_BYTES)
         problem = invalid_ids(trace_id, span_id, parent_id)
         read = problem is None and (self.keep is None or self.keep(trace_id))
         status = raw.status
@@ -268,10 +271,10 @@ class TypedWalker:
             trace_id,
             span_id,
             parent_id,
-            f.text(raw.name),
+            raw.name,
             f.enum(raw.kind, _KIND_NAMES),
-            f.uint64(raw.start_time_unix_nano),
-            f.uint64(raw.end_time_unix_nano),
+            _uint64(raw.start_time_unix_nano),
+            _uint64(raw.end_time_unix_nano),
             code,
             message,
             # Roots keep every attribute: spec matching reads them.
@@ -365,6 +368,28 @@ class TypedWalker:
         if name == "arrayValue":
             return tuple([self.value(element, depth + 2) for element in item.values])
         return self.attributes(item.values, depth + 3, True, True)  # kvlist_value
+
+
+def _hex_id(text: str, size: int) -> bytes:
+    """``json_fields.hex_id`` for a value msgspec typed as a string."""
+    if not text:
+        return b""
+    if len(text) == 2 * size and text.isascii():
+        raw = bytes.fromhex(text)  # ValueError: the caller's Unsure
+        if len(raw) == size:  # fromhex skips spaces
+            return raw
+    raise Unsure
+
+
+def _uint64(value: Any) -> int:
+    """``json_fields.uint64``, quicker for the usual string of digits (64-bit integers
+    are strings in OTLP/JSON)."""
+    if type(value) is str and value.isascii() and value.isdigit():
+        number = int(value)
+        if number <= _UINT64_MAX:
+            return number
+        raise Unsure
+    return f.uint64(value)
 
 
 def _wants(wanted: dict[str, bool], key: str, selector: AttributeSelector) -> bool:
