@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -24,6 +25,7 @@ from collector.decode.logs_json import decode_logs_json_document, parse_json
 from collector.decode.otlp_json import decode_json_document, decode_json_typed
 from collector.offline.readers import Payload, PayloadFormat
 
+_END = operator.attrgetter("end_unix_nano")
 _LOGS_KEY = "resourceLogs"
 _SPANS_KEY = "resourceSpans"
 
@@ -59,7 +61,7 @@ class Decoded(NamedTuple):
 
     def _span_end(self, pick: Callable[..., int]) -> int:
         spans = self.spans.spans if self.spans is not None else ()
-        return pick((span.end_unix_nano for span in spans), default=0)
+        return pick(map(_END, spans), default=0)
 
     def _record_time(self, pick: Callable[..., int]) -> int:
         records = self.logs.records if self.logs is not None else ()

@@ -118,7 +118,7 @@ class TraceProcessor:
         awaited; nothing is written."""
         bound = [*self._always, *self._bound(trajectory, self._plan.specs(), "trace")]
         inline, judged = self._judges.split(bound, trajectory)
-        return [*self._runner.run(trajectory, inline), *self._judges.judge_now(trajectory, judged)]
+        return [*self._run_inline(trajectory, inline), *self._judges.judge_now(trajectory, judged)]
 
     def close(self, timeout: float | None = None) -> None:
         """Let pending judge work finish, then close every sink and the runner; safe to
@@ -144,13 +144,20 @@ class TraceProcessor:
     ) -> list[Outcome]:
         """Run the due evaluators of ``bound``, ``emit`` the outcomes, hand judges over."""
         inline, judged = self._judges.split(bound, trajectory)
-        outcomes = self._runner.run(trajectory, inline)
+        outcomes = self._run_inline(trajectory, inline)
         if judged and self._judges.waits:
             outcomes.extend(self._judges.judge_now(trajectory, judged))
         emit(outcomes)
         if judged and not self._judges.waits:  # after the first write: later ones add to it
             self._judges.hand_over(trajectory, judged, self._fanout.write_more)
         return outcomes
+
+    def _run_inline(
+        self, trajectory: Trajectory, inline: Sequence[BoundEvaluator]
+    ) -> list[Outcome]:
+        # ``split`` kept the due evaluators only: run each, without asking again.
+        run_one = self._runner.run_one
+        return [run_one(trajectory, item) for item in inline]
 
     def _bound(self, trajectory: Trajectory, specs: SpecSet, scope: Scope) -> list[BoundEvaluator]:
         """The evaluators of the matching specs of ``scope`` (dataset misses counted)."""

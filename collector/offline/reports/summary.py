@@ -50,10 +50,11 @@ class MetricSummary:
         return self.passed + self.failed + self.errors + self.no_verdict
 
     def add(self, outcome: Outcome) -> None:
-        score = score_of(outcome.result)
+        result = outcome.result
+        score = score_of(result)
         if score is not None:
             self.scores.add(score)
-        if isinstance(outcome.result, ErrorResult):
+        if isinstance(result, ErrorResult):
             self.errors += 1
         elif outcome.passed is None:
             self.no_verdict += 1
@@ -213,11 +214,12 @@ class RunSummary:
             self.skipped_traces.append(f"{trace_id} ({encodable(reason)})")
 
     def add_metrics(self, outcomes: Sequence[Outcome]) -> None:
+        metrics = self.metrics
         for outcome in outcomes:
             key = (outcome.spec_id, outcome.evaluator)
-            metric = self.metrics.get(key)
+            metric = metrics.get(key)
             if metric is None:
-                metric = self.metrics[key] = MetricSummary()
+                metric = metrics[key] = MetricSummary()
             metric.add(outcome)
 
     def merge(self, other: RunSummary) -> None:
