@@ -14,6 +14,11 @@ alone:
 6. ``evaluate``: the ``EvaluationRunner`` over them;
 7. ``sinks``: the run summary replay's reports are built from.
 
+Beside them, the same traces as OTLP/JSON lines (``make_traces.py --jsonl``, the
+Collector file exporter's default format): what reading and decoding cost instead
+of the binary ``read`` and ``decode`` (the other stages do not depend on the input
+format).
+
 Two evaluator sets, as in ``replay_throughput.py``: the always-on evaluators
 only, and with ``benchmarks/specs`` (12 more per trace). Every trace is held in
 memory between stages, so the cyclic collector is paused while a stage is timed
@@ -23,6 +28,7 @@ and the total against the 100 µs per trace that 10 000 traces/s allows, are the
 figures to compare across machines.
 
     python benchmarks/replay_stages.py [--traces 5000] [--repeat 3] [--file t.pb]
+                                       [--json-file t.jsonl]
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from collector.decode import decode_protobuf
 from collector.decode.common import DecodedBatch
 from collector.normalize import normalize
 from collector.normalize.values import parse_json
+from collector.offline.decoding import decode_payload
 from collector.offline.readers import read_payloads
 from collector.offline.reports.sink import SummarySink
 from collector.offline.reports.summary import RunSummary
@@ -128,8 +135,11 @@ def summarise(trajectories: list[Trajectory], outcomes: list[list[Outcome]]) -> 
     return sink.summary
 
 
-def run(config: Config, path: Path, repeat: int) -> tuple[int, dict[str, float], float]:
-    """(traces, seconds per stage, evaluations per trace)."""
+def run(
+    config: Config, path: Path, lines: Path, repeat: int
+) -> tuple[int, dict[str, float], float]:
+    """(traces, seconds per stage, evaluations per trace); stages whose name starts
+    with a space are parts or alternatives, not counted in the total."""
     took: dict[str, float] = {}
     took["read"], payloads = best_of(repeat, lambda: [p.data for p in read_payloads(path)])
     selector = decoder_selector(config)
@@ -139,11 +149,15 @@ def run(config: Config, path: Path, repeat: int) -> tuple[int, dict[str, float],
     took["assemble"], traces = best_of(repeat, lambda: assemble(config, batches))
     took["normalize"], trajectories = best_of(repeat, lambda: [normalize(t) for t in traces])
     documents = json_documents(traces)
-    took["  of which JSON"], _ = best_of(repeat, lambda: [parse_json(d) for d in documents])
+    took[" of which JSON"], _ = best_of(repeat, lambda: [parse_json(d) for d in documents])
     specs, always = ActiveSpecs(config, Telemetry())(), bind_always(config.evaluation.always)
     took["match"], bound = best_of(repeat, lambda: bind(specs, always, trajectories))
     took["evaluate"], outcomes = best_of(repeat, lambda: evaluate(trajectories, bound))
     took["sinks"], _ = best_of(repeat, lambda: summarise(trajectories, outcomes))
+    took[" JSON lines: read"], json_payloads = best_of(repeat, lambda: list(read_payloads(lines)))
+    took[" JSON lines: decode"], _ = best_of(
+        repeat, lambda: [decode_payload(payload, selector) for payload in json_payloads]
+    )
     evaluations = sum(len(results) for results in outcomes) / len(traces)
     return len(traces), took, evaluations
 
@@ -154,8 +168,13 @@ def report(name: str, traces: int, took: dict[str, float], evaluations: float) -
     print(f"{name}: {evaluations:.0f} evaluations/trace, {per_trace:.0f} us/trace in all "
           f"({per_trace / TARGET_US:.1f}x the {TARGET_US:.0f} us of 10 000 traces/s)")  # fmt: skip
     for stage, seconds in took.items():
-        print(f"  {stage:<16} {seconds / traces * 1e6:7.1f} us  {seconds / total:6.1%}")
-    floor = (took["read"] + took["decode"] + took["  of which JSON"]) / traces * 1e6
+        print(f"  {stage:<20} {seconds / traces * 1e6:7.1f} us  {seconds / total:6.1%}")
+    binary = took["read"] + took["decode"]
+    instead = took[" JSON lines: read"] + took[" JSON lines: decode"]
+    extra = (instead - binary) / traces * 1e6
+    print(f"  OTLP/JSON lines instead of binary: {extra:+.0f} us/trace, "
+          f"{(total - binary + instead) / total:.2f}x the time in all")  # fmt: skip
+    floor = (took["read"] + took["decode"] + took[" of which JSON"]) / traces * 1e6
     print(f"  read + decode + JSON: {floor:.0f} us, {floor / TARGET_US:.2f} of the 100 us budget")
 
 
@@ -164,6 +183,7 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=5_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--file", type=Path, help="an existing make_traces.py --pb file")
+    parser.add_argument("--json-file", type=Path, help="the same traces, make_traces.py --jsonl")
     parser.add_argument("--bench-dir", type=Path, default=ROOT.parent / "shared" / "bench")
     args = parser.parse_args()
     examples = str(ROOT / "config" / "specs" / "*.yaml")
@@ -173,14 +193,16 @@ def main() -> None:
         "+ spec": Config.model_validate({"specs": [examples, synthetic]}),
     }
     with tempfile.TemporaryDirectory() as directory:
-        path = args.file
-        if path is None:
-            path = Path(directory) / "traces.pb"
-            script = args.bench_dir / "make_traces.py"
-            argv = [sys.executable, str(script), "--traces", str(args.traces), "--pb", str(path)]
-            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        script = args.bench_dir / "make_traces.py"
+        made: list[Path] = []
+        for form, given in (("pb", args.file), ("jsonl", args.json_file)):
+            path = given or Path(directory) / f"traces.{form}"
+            if given is None:
+                argv = [sys.executable, str(script), "--traces", str(args.traces), f"--{form}"]
+                subprocess.run([*argv, str(path)], check=True, stdout=subprocess.DEVNULL)
+            made.append(path)
         for name, config in configs.items():
-            report(name, *run(config, path, args.repeat))
+            report(name, *run(config, made[0], made[1], args.repeat))
 
 
 if __name__ == "__main__":

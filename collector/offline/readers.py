@@ -40,6 +40,9 @@ _REQUEST_TAG = 0x0A  # field 1 (resource_spans/_logs), wire type 2: how every re
 _LOGS_WORD = re.compile(r"(?:^|[^a-z0-9])logs(?:[^a-z0-9]|$)")  # not "catalogs", "logsheet"
 _FIRST_KEY = re.compile(rb'\s*\{\s*"(resourceLogs|resourceSpans)"')
 _SNIFF = 256  # bytes enough to see an OTLP/JSON document's first key
+# A JSON line (one request) is often hundreds of KB; a line longer than the read
+# buffer is assembled from buffer-sized reads (8 KB by default: many of them).
+_JSON_BUFFER = 1 << 20
 
 
 class PayloadFormat(StrEnum):
@@ -123,7 +126,8 @@ def read_payloads(path: Path) -> Iterator[Payload]:
             if not head:
                 return
             if head.lstrip()[:1] in (b"{", b"["):
-                yield from _json_payloads(stream, str(path))
+                with io.BufferedReader(stream, _JSON_BUFFER) as lines:  # closes ``stream``
+                    yield from _json_payloads(lines, str(path))
             else:
                 yield from _binary_payloads(stream, str(path), binary)
     except OSError as exc:
@@ -136,11 +140,11 @@ def _open(path: Path) -> io.BufferedReader:
     with open(path, "rb") as probe:
         compressed = probe.read(2) == _GZIP_MAGIC
     if compressed:
-        return io.BufferedReader(gzip.open(path, "rb"), 1 << 20)
+        return io.BufferedReader(gzip.open(path, "rb"), _JSON_BUFFER)
     return open(path, "rb")
 
 
-def _json_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
+def _json_payloads(stream: BinaryIO, name: str) -> Iterator[Payload]:
     # JSON lines unless the first non-blank lines are not complete documents: a
     # JSON-lines file whose first line is corrupt must not be read whole as one
     # (broken) document, so a second line that parses also means JSON lines.
@@ -151,20 +155,20 @@ def _json_payloads(stream: io.BufferedReader, name: str) -> Iterator[Payload]:
             yield Payload(PayloadFormat.JSON, _whole(b"".join(head), stream, name), f"{name}:1")
             return
     for number, line in enumerate(itertools.chain(head, stream), start=1):
-        if line.strip():
+        if line and not line.isspace():  # not strip(): that copies the (long) line
             yield Payload(PayloadFormat.JSON, line, f"{name}:{number}")
 
 
-def _next_nonblank(stream: io.BufferedReader, skipped: list[bytes]) -> bytes:
+def _next_nonblank(stream: BinaryIO, skipped: list[bytes]) -> bytes:
     """The next non-blank line; blank ones are appended to ``skipped`` to keep numbering."""
     while True:
         line = stream.readline()
-        if line.strip() or not line:
+        if not line or not line.isspace():
             return line
         skipped.append(line)
 
 
-def _whole(start: bytes, stream: io.BufferedReader, name: str) -> bytes:
+def _whole(start: bytes, stream: BinaryIO, name: str) -> bytes:
     """The rest of a one-payload file, refusing sizes that only corruption explains."""
     data = start + stream.read(_MAX_RECORD + 1 - len(start))
     if len(data) > _MAX_RECORD:
