@@ -68,7 +68,8 @@ class Unusual(Exception):
 
 # --- attribute keys ------------------------------------------------------
 # The same few hundred attribute keys arrive over and over. A direct-mapped table
-# keeps one ``str`` per slot, found by an FNV-1a hash and a memcmp of the wire
+# keeps one ``str`` per slot, found by a hash of the key's bytes (eight at a time:
+# a byte-at-a-time FNV-1a loop was 12 % of decoding) and a memcmp of the wire
 # bytes: no decoding, no allocation, and a ``str`` whose hash is already cached
 # for the frozenset test and the dict insert. Each slot also remembers whether
 # the selector (its ``keys`` and ``prefixes`` objects, held so their addresses
@@ -94,13 +95,23 @@ cdef KeySlot _key_slots[KEY_SLOTS]
 cdef KeySlot* _key_slot(const unsigned char* data, Py_ssize_t n):
     """The slot holding the key spelt by ``data[:n]`` (filled now if need be), or
     NULL when the key is not cached (long, or not ASCII)."""
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t i
+    cdef uint64_t h = 14695981039346656037ULL ^ <uint64_t>n
+    cdef uint64_t word
+    cdef Py_ssize_t i = 0
     cdef KeySlot* slot
     if n > KEY_MAX_BYTES:
         return NULL
-    for i in range(n):
-        h = (h ^ data[i]) * 1099511628211ULL
+    while i + 8 <= n:
+        memcpy(&word, data + i, 8)
+        h = (h ^ word) * 0x9E3779B97F4A7C15ULL
+        h ^= h >> 29
+        i += 8
+    if i < n:
+        word = 0
+        memcpy(&word, data + i, n - i)
+        h = (h ^ word) * 0x9E3779B97F4A7C15ULL
+        h ^= h >> 29
+    h ^= h >> 32
     slot = &_key_slots[h & (KEY_SLOTS - 1)]
     if (slot.key != NULL and slot.hash == h and slot.length == n
             and memcmp(PyUnicode_DATA(<object>slot.key), data, n) == 0):
