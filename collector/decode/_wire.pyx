@@ -7,9 +7,14 @@ the Python objects the records hold (docs/adr/0011-compiled-hot-path.md).
 
 Contract, relied on by ``collector.decode.protobuf``:
 
-* it is called only on bytes upb has already parsed without error, so the wire
-  structure, lengths and UTF-8 are known valid (every read is bounds-checked
-  anyway: a bug raises ``Unusual``, it never reads outside the buffer);
+* it validates what upb would (``validate``, before anything is built): the wire
+  structure of every message of the request's schema, known fields and unknown
+  ones, and the UTF-8 of every ``string`` field, read or not; whatever upb might
+  refuse, and more (groups, a wire type a known field does not have, nesting past
+  ``MAX_DEPTH``, varints of ten bytes), raises ``Unusual``, and the caller lets upb
+  parse and judge the payload (every read is bounds-checked as well: a bug raises
+  ``Unusual``, it never reads outside the buffer). Payloads are parsed once, not
+  by upb and again here (docs/adr/0021-replay-throughput.md);
 * it returns exactly what the upb-object walk returns for the same bytes and
   selector (``tests/test_decode_native.py`` checks this on every golden trace,
   synthetic traces and fuzzed payloads);
@@ -28,6 +33,9 @@ from libc.string cimport memcmp, memcpy
 cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object)
     void* PyUnicode_DATA(object)
+
+from google.protobuf.descriptor import FieldDescriptor
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.core.records import Resource, Span, SpanEvent
 
@@ -63,7 +71,124 @@ cdef bytes _ZERO_SPAN_ID = bytes(8)
 
 
 class Unusual(Exception):
-    """The payload has a valid shape this walk leaves to upb; nothing was returned."""
+    """The payload has a shape this walk leaves to upb (which may refuse it); nothing
+    was returned."""
+
+
+# --- validation schema -----------------------------------------------------
+# What each field of each message of an ExportTraceServiceRequest holds, built from
+# the protobuf descriptors at import: ``validate`` checks a payload against it.
+
+cdef enum:
+    MAX_MESSAGES = 32
+    MAX_FIELD = 31  # OTLP trace messages number their fields 1..16
+    MAX_DEPTH = 90  # upb refuses past 100 nested messages; deeper is left to it
+    K_UNKNOWN = 0
+    K_VARINT = 1
+    K_FIXED64 = 2
+    K_FIXED32 = 3
+    K_BYTES = 4
+    K_STRING = 5
+    K_MESSAGE = 6
+
+cdef unsigned char _kinds[MAX_MESSAGES][MAX_FIELD + 1]
+cdef unsigned char _subs[MAX_MESSAGES][MAX_FIELD + 1]
+
+_SCALAR_KINDS = {
+    FieldDescriptor.TYPE_STRING: K_STRING,
+    FieldDescriptor.TYPE_BYTES: K_BYTES,
+    FieldDescriptor.TYPE_DOUBLE: K_FIXED64,
+    FieldDescriptor.TYPE_FIXED64: K_FIXED64,
+    FieldDescriptor.TYPE_SFIXED64: K_FIXED64,
+    FieldDescriptor.TYPE_FLOAT: K_FIXED32,
+    FieldDescriptor.TYPE_FIXED32: K_FIXED32,
+    FieldDescriptor.TYPE_SFIXED32: K_FIXED32,
+}
+
+
+def _build_schema():
+    """Fill ``_kinds`` / ``_subs`` for every message reachable from the request
+    (index 0); any field the tables cannot describe fails the import."""
+    index = {}
+    order = [ExportTraceServiceRequest.DESCRIPTOR]
+    index[order[0].full_name] = 0
+    i = 0
+    while i < len(order):
+        descriptor = order[i]
+        for field in descriptor.fields:
+            if field.number > MAX_FIELD:
+                raise RuntimeError(f"_wire: {descriptor.full_name}.{field.name} is numbered past {MAX_FIELD}")
+            if field.type == FieldDescriptor.TYPE_MESSAGE:
+                sub = field.message_type
+                if sub.full_name not in index:
+                    if len(order) == MAX_MESSAGES:
+                        raise RuntimeError("_wire: more OTLP messages than MAX_MESSAGES")
+                    index[sub.full_name] = len(order)
+                    order.append(sub)
+                _kinds[i][field.number] = K_MESSAGE
+                _subs[i][field.number] = index[sub.full_name]
+            elif field.type == FieldDescriptor.TYPE_GROUP:
+                raise RuntimeError(f"_wire: {descriptor.full_name}.{field.name} is a group")
+            else:
+                # Repeated scalars could be packed (a LEN field): none in OTLP traces.
+                if field.is_repeated and field.type not in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
+                    raise RuntimeError(f"_wire: {descriptor.full_name}.{field.name} is a repeated scalar")
+                _kinds[i][field.number] = _SCALAR_KINDS.get(field.type, K_VARINT)
+        i += 1
+
+
+_build_schema()
+
+
+cdef bint _valid_utf8(const unsigned char* s, Py_ssize_t n):
+    """Whether ``s[:n]`` is UTF-8 as upb and Python's strict codec define it (no
+    overlong forms, no surrogates, nothing past U+10FFFF)."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t word, w1, w2, w3
+    cdef unsigned char c, c1
+    while i < n:
+        if i + 32 <= n:
+            memcpy(&word, s + i, 8)
+            memcpy(&w1, s + i + 8, 8)
+            memcpy(&w2, s + i + 16, 8)
+            memcpy(&w3, s + i + 24, 8)
+            if ((word | w1 | w2 | w3) & 0x8080808080808080ULL) == 0:
+                i += 32
+                continue
+        if i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if (word & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+        elif 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n:
+                return False
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+                return False
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F):
+                return False  # overlong, or a surrogate
+            i += 3
+        elif 0xF0 <= c <= 0xF4:
+            if i + 3 >= n:
+                return False
+            c1 = s[i + 1]
+            if ((c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80
+                    or (s[i + 3] & 0xC0) != 0x80):
+                return False
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 > 0x8F):
+                return False  # overlong, or past U+10FFFF
+            i += 4
+        else:
+            return False
+    return True
 
 
 # --- attribute keys ------------------------------------------------------
@@ -221,6 +346,14 @@ cdef class _Walk:
                 return pos
             shift += 7
 
+    cdef Py_ssize_t strict_varint(self, Py_ssize_t pos, Py_ssize_t end, uint64_t* out) except -1:
+        """``varint``, refusing a tenth byte above 1 (bits past 64), as upb may."""
+        cdef Py_ssize_t start = pos
+        pos = self.varint(pos, end, out)
+        if pos - start == 10 and self.buf[pos - 1] > 1:
+            raise Unusual("varint past 64 bits")
+        return pos
+
     cdef inline Py_ssize_t tag(self, Py_ssize_t pos, Py_ssize_t end, int* field, int* wire) except -1:
         """Reads the tag at ``pos``: its field number and wire type; returns what follows.
         (upb refused field numbers beyond 2**29, so they fit an int.)"""
@@ -285,6 +418,60 @@ cdef class _Walk:
             return value
         self.truncated += 1
         return value[: self.limit]
+
+    # --- validation ------------------------------------------------------
+
+    cdef int validate(self, Py_ssize_t pos, Py_ssize_t end, int message, int depth) except -1:
+        """Check the message of schema index ``message`` at [pos, end) and everything
+        in it; ``Unusual`` for anything upb might refuse (see the module docstring)."""
+        cdef uint64_t key, ignored, length
+        cdef Py_ssize_t sub_end
+        cdef int field, wire, kind
+        if depth > MAX_DEPTH:
+            raise Unusual("nested too deeply")
+        while pos < end:
+            if self.buf[pos] < 0x80:  # the usual one-byte tag, without a call
+                key = self.buf[pos]
+                pos += 1
+            else:
+                pos = self.strict_varint(pos, end, &key)
+                if (key >> 32) != 0:
+                    raise Unusual("tag past 32 bits")
+            field = <int>(key >> 3)
+            wire = <int>(key & 7)
+            if field == 0:
+                raise Unusual("field number 0")
+            kind = _kinds[message][field] if field <= MAX_FIELD else K_UNKNOWN
+            if kind == K_UNKNOWN and wire != VARINT:
+                pos = self.skip(pos, end, wire)  # groups and wire types 6, 7: Unusual
+            elif kind == K_VARINT or kind == K_UNKNOWN:
+                if wire != VARINT:
+                    raise Unusual("a known field with another wire type")
+                pos = self.strict_varint(pos, end, &ignored)
+            elif kind == K_FIXED64 or kind == K_FIXED32:
+                if wire != (FIXED64 if kind == K_FIXED64 else FIXED32):
+                    raise Unusual("a known field with another wire type")
+                pos = self.skip(pos, end, wire)
+            else:
+                if wire != LEN:
+                    raise Unusual("a known field with another wire type")
+                if pos < end and self.buf[pos] < 0x80:  # a length below 128, without a call
+                    sub_end = pos + 1 + self.buf[pos]
+                    pos += 1
+                    if sub_end > end:
+                        raise Unusual("length past the end")
+                else:
+                    pos = self.strict_varint(pos, end, &length)
+                    if length > <uint64_t>(end - pos):
+                        raise Unusual("length past the end")
+                    sub_end = pos + <Py_ssize_t>length
+                if kind == K_STRING:
+                    if not _valid_utf8(self.buf + pos, sub_end - pos):
+                        raise Unusual("a string that is not UTF-8")
+                elif kind == K_MESSAGE:
+                    self.validate(pos, sub_end, _subs[message][field], depth + 1)
+                pos = sub_end
+        return 0
 
     # --- OTLP messages ---------------------------------------------------
 
@@ -664,9 +851,10 @@ def walk(
     Py_ssize_t max_value_size,
     keep,
 ):
-    """(spans, rejected, first rejection reason, truncated values) of a valid request.
+    """(spans, rejected, first rejection reason, truncated values) of a request.
 
-    Raises ``Unusual`` for the shapes listed in the module docstring.
+    Raises ``Unusual`` for the shapes listed in the module docstring, invalid ones
+    among them.
     """
     cdef _Walk walker = _Walk()
     walker.buf = &data[0] if data.shape[0] else NULL
@@ -681,5 +869,6 @@ def walk(
     walker.message = ""
     walker.truncated = 0
     if walker.size:
+        walker.validate(0, walker.size, 0, 1)
         walker.request()
     return walker.spans, walker.rejected, walker.message, walker.truncated

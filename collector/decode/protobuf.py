@@ -1,11 +1,14 @@
 """Binary OTLP (``application/x-protobuf``, gRPC) → ``Span`` records.
 
-upb parses (and so validates) every payload. The records are then read from the
-wire bytes by the compiled walker ``collector.decode._wire`` when it is built (the
-normal install), else, and for the rare shapes it leaves to upb, from the parsed
-upb message. Both give the same records (``tests/unit/decode/test_decode_native.py``); the
-walker is ~6x faster (docs/adr/0011-compiled-hot-path.md). Either way each attribute
-value the selector does not want is never turned into a Python object.
+The compiled walker ``collector.decode._wire`` (the normal install) validates each
+payload as upb would and reads the records from the wire bytes; a payload it is not
+sure of (invalid ones among them), and every payload when it is not built, is parsed
+by upb, which refuses it or yields a message read through upb's Python objects. Both
+give the same records and the same verdicts (``tests/unit/decode/test_decode_native.py``,
+the decoder fuzz test); the walker is ~6x faster (docs/adr/0011-compiled-hot-path.md),
+and parsing once instead of by upb first saves a fifth of decoding
+(docs/adr/0021-replay-throughput.md). Either way each attribute value the selector
+does not want is never turned into a Python object.
 """
 
 from __future__ import annotations
@@ -125,10 +128,6 @@ def decode_protobuf(
     workers each take a share of the traces this way). It must be a pure function:
     it may be asked twice about a span (when the walker hands a payload back to upb).
     """
-    try:
-        request = ExportTraceServiceRequest.FromString(data)
-    except (ProtobufDecodeError, RuntimeError, ValueError) as exc:
-        raise DecodeError(f"not a valid ExportTraceServiceRequest: {exc}") from exc
     if _wire is not None:
         try:
             spans, rejected, message, truncated = _wire.walk(
@@ -141,7 +140,11 @@ def decode_protobuf(
             )
             return DecodedBatch(spans, rejected, message, truncated)
         except (_wire.Unusual, UnicodeDecodeError):
-            pass  # a valid shape the walker leaves to upb (see _wire.pyx)
+            pass  # a shape the walker leaves to upb, valid or not (see _wire.pyx)
+    try:
+        request = ExportTraceServiceRequest.FromString(data)
+    except (ProtobufDecodeError, RuntimeError, ValueError) as exc:
+        raise DecodeError(f"not a valid ExportTraceServiceRequest: {exc}") from exc
     return walk_parsed(request, selector, keep)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
@@ -415,9 +416,10 @@ def test_fuzzed_payloads_decode_identically_or_are_refused_by_both() -> None:
         for selector in (KEEP_ALL, ATTRIBUTE_SELECTOR):
             try:
                 reference = upb_walk(payload, selector)
-            except Exception:  # upb refuses it: so must decode_protobuf
-                with pytest.raises(DecodeError):
+            except Exception:  # upb refuses it: so must decode_protobuf, and the walker
+                with pytest.raises(DecodeError):  # must not read it (it validates alone)
                     decode_protobuf(payload, selector)
+                assert not walker_handles(payload, selector)
                 refused += 1
                 continue
             assert same(decode_protobuf(payload, selector), reference)
@@ -428,11 +430,14 @@ def test_fuzzed_payloads_decode_identically_or_are_refused_by_both() -> None:
 # --- the attribute-key cache ------------------------------------------------------
 
 
-def fnv_slot(key: bytes) -> int:
-    """The walker's slot for ``key`` (FNV-1a 64, 4096 slots)."""
-    h = 14695981039346656037
-    for byte in key:
-        h = ((h ^ byte) * 1099511628211) & (2**64 - 1)
+def key_slot(key: bytes) -> int:
+    """The walker's slot for ``key`` (its hash, eight bytes at a time; 4096 slots)."""
+    mask = 2**64 - 1
+    h = 14695981039346656037 ^ len(key)
+    for start in range(0, len(key), 8):
+        h = ((h ^ int.from_bytes(key[start : start + 8], "little")) * 0x9E3779B97F4A7C15) & mask
+        h ^= h >> 29
+    h ^= h >> 32
     return h & 4095
 
 
@@ -441,7 +446,7 @@ def colliding_keys() -> tuple[str, str]:
     seen: dict[int, str] = {}
     for n in range(100_000):
         key = f"gen_ai.x{n:06d}"  # one length: only the bytes tell them apart
-        slot = fnv_slot(key.encode())
+        slot = key_slot(key.encode())
         if slot in seen:
             return seen[slot], key
         seen[slot] = key
@@ -526,3 +531,42 @@ def test_held_spans_share_short_texts_and_their_trace_id() -> None:
     assert first.attributes["long"] == long_text
     assert first.attributes["long"] is not second.attributes["long"]
     assert first.attributes["utf8"] == "café"
+
+
+# --- validation: the walker refuses alone what upb refuses ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "payload"),
+    [
+        ("not UTF-8 in a value the selector skips", b"\xff\xfe"),
+        ("an overlong encoding", b"\xc0\xaf"),
+        ("a surrogate", b"\xed\xa0\x80"),
+        ("past U+10FFFF", b"\xf4\x90\x80\x80"),
+        ("a truncated sequence", b"ab\xe2\x82"),
+    ],
+)
+def test_strings_that_are_not_utf8_are_refused_read_or_not(name: str, payload: bytes) -> None:
+    unread = kv("not.read.by.anyone", field(1, payload))
+    data = request_with(ids() + field(5, b"s") + field(9, unread))
+    with pytest.raises(ProtobufDecodeError):
+        ExportTraceServiceRequest.FromString(data)
+    assert not walker_handles(data, ATTRIBUTE_SELECTOR)
+    with pytest.raises(DecodeError):
+        decode_protobuf(data, ATTRIBUTE_SELECTOR)
+
+
+def test_valid_utf8_of_every_length_is_read() -> None:
+    text = "aé€😀" * 3
+    data = request_with(ids() + field(5, text.encode()) + field(9, kv("k", field(1, b"x"))))
+    assert walker_handles(data)
+    assert assert_same(data).spans[0].name == text
+
+
+def test_a_field_number_zero_and_a_tag_past_32_bits_are_left_to_upb() -> None:
+    zero = request_with(ids() + b"\x00\x01")  # field 0, varint
+    huge = request_with(ids() + b"\x80\x80\x80\x80\x80\x01\x01")  # a tag of 2**35
+    for data in (zero, huge):
+        assert not walker_handles(data)
+        with pytest.raises(DecodeError):
+            decode_protobuf(data)
