@@ -41,7 +41,8 @@ from collector.decode.common import (
     invalid_ids,
 )
 from collector.decode.json_fields import Unsure
-from collector.decode.otlp_json_typed import TypedWalker, parse_request
+from collector.decode.otlp_json_structs import parse_request
+from collector.decode.otlp_json_typed import TypedWalker
 from collector.decode.proto3_json import parse_message
 from collector.decode.protobuf import walk_parsed
 

@@ -3,14 +3,15 @@
 The walker of ``collector.decode.otlp_json`` reads a document msgspec parsed into
 dicts and lists; most of its time went to building those dicts and looking fields
 up in them, and to the cyclic garbage collector scanning them. Here msgspec decodes
-the bytes into the structs below (one per OTLP message, GC-untracked), checking the
-JSON types of the hot fields (``key``, ``string_value``, every message and list) in
-C; this module then reads them into ``Span`` records with the same checks as the
-dict walker, using the same ``json_fields`` functions for every other field.
+the bytes into structs (``collector.decode.otlp_json_structs``: one per OTLP
+message, GC-untracked), checking the JSON types of the hot fields (``key``,
+``stringValue``, every message and list) in C; this module then reads them into
+``Span`` records with the same checks as the dict walker, using the same
+``json_fields`` functions for every other field.
 
 It accepts a strict subset of what the dict walker accepts and reads it the same
 way: anything else (a null where a message or string belongs, a field of an
-unexpected JSON type, a document msgspec does not parse, a ``resource_logs`` key,
+unexpected JSON type, a document msgspec does not parse, a ``resourceLogs`` key,
 anything the dict walker itself would be unsure of) raises ``Unsure`` and the caller
 decodes the bytes again with the dict walker, which accepts, or hands over to the
 reference path (``collector.decode.proto3_json``), which accepts or refuses naming
@@ -23,12 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-from msgspec import UNSET, Struct, UnsetType
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1 import common_pb2
-from opentelemetry.proto.resource.v1 import resource_pb2
-from opentelemetry.proto.trace.v1 import trace_pb2
+from msgspec import UNSET, UnsetType
 
 from collector.core.records import AttrValue, Resource, Span, SpanEvent
 from collector.decode import json_fields as f
@@ -40,159 +36,26 @@ from collector.decode.common import (
     invalid_ids,
 )
 from collector.decode.json_fields import Unsure
+from collector.decode.otlp_json_structs import (
+    AnyValue,
+    Event,
+    KeyValue,
+    OtlpResource,
+    OtlpSpan,
+    Request,
+    Scope,
+)
 
 # The dict walker's limits and names (collector.decode.otlp_json), repeated: importing
 # that module here would be a cycle.
 FAST_MAX_DEPTH = 64
-_SPAN_ATTRIBUTE_DEPTH = 6  # request, resource_spans, scope_spans, span, keyValue, anyValue
+_SPAN_ATTRIBUTE_DEPTH = 6  # request, resourceSpans, scopeSpans, span, keyValue, anyValue
 _KIND_NAMES = {
     "SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
     "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5,
 }  # fmt: skip
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _UINT64_MAX = 2**64 - 1
-
-
-# Scalar fields read rarely are ``Any`` (null included) and checked by the same
-# ``json_fields`` function as in the dict walker; UNSET means absent.
-class AnyValue(Struct, gc=False, rename="camel"):
-    string_value: str | UnsetType = UNSET
-    bool_value: Any = UNSET
-    int_value: Any = UNSET
-    double_value: Any = UNSET
-    array_value: ArrayValue | UnsetType = UNSET
-    kvlist_value: KeyValueList | UnsetType = UNSET
-    bytes_value: Any = UNSET
-    string_value_strindex: Any = UNSET
-
-
-class KeyValue(Struct, gc=False, rename="camel"):
-    key: str = ""
-    value: AnyValue | None = None
-    key_strindex: Any = UNSET
-
-
-class ArrayValue(Struct, gc=False, rename="camel"):
-    values: list[AnyValue] = []
-
-
-class KeyValueList(Struct, gc=False, rename="camel"):
-    values: list[KeyValue] = []
-
-
-class Status(Struct, gc=False, rename="camel"):
-    message: Any = None
-    code: Any = None
-
-
-class Event(Struct, gc=False, rename="camel"):
-    time_unix_nano: Any = None
-    name: Any = None
-    attributes: list[KeyValue] = []
-    dropped_attributes_count: Any = None
-
-
-class Link(Struct, gc=False, rename="camel"):
-    """Links are not read: a span with any takes the dict walker's road (and the
-    reference path's, which validates them)."""
-
-    trace_id: Any = None
-    span_id: Any = None
-    trace_state: Any = None
-    attributes: Any = None
-    dropped_attributes_count: Any = None
-    flags: Any = None
-
-
-class OtlpSpan(Struct, gc=False, rename="camel"):
-    trace_id: str = ""  # hot strings typed: checked by msgspec, a null takes the dict road
-    span_id: str = ""
-    trace_state: str = ""
-    parent_span_id: str = ""
-    flags: Any = None
-    name: str = ""
-    kind: Any = None
-    start_time_unix_nano: Any = None
-    end_time_unix_nano: Any = None
-    attributes: list[KeyValue] = []
-    dropped_attributes_count: Any = None
-    events: list[Event] = []
-    dropped_events_count: Any = None
-    links: list[Link] = []
-    dropped_links_count: Any = None
-    status: Status | UnsetType = UNSET
-
-
-class Scope(Struct, gc=False, rename="camel"):
-    name: Any = None
-    version: Any = None
-    attributes: list[KeyValue] = []
-    dropped_attributes_count: Any = None
-
-
-class OtlpResource(Struct, gc=False, rename="camel"):
-    attributes: list[KeyValue] = []
-    dropped_attributes_count: Any = None
-    entity_refs: Any = None
-
-
-class ScopeSpans(Struct, gc=False, rename="camel"):
-    scope: Scope | UnsetType = UNSET
-    spans: list[OtlpSpan] = []
-    schema_url: Any = None
-
-
-class ResourceSpans(Struct, gc=False, rename="camel"):
-    resource: OtlpResource | UnsetType = UNSET
-    scope_spans: list[ScopeSpans] = []
-    schema_url: Any = None
-
-
-class Request(Struct, gc=False, rename="camel"):
-    resource_spans: list[ResourceSpans] = []
-    resource_logs: Any = UNSET  # a logs document: not this reader's
-
-
-_DECLARED: dict[type[Struct], Any] = {
-    Request: ExportTraceServiceRequest,
-    ResourceSpans: trace_pb2.ResourceSpans,
-    ScopeSpans: trace_pb2.ScopeSpans,
-    OtlpSpan: trace_pb2.Span,
-    Event: trace_pb2.Span.Event,
-    Link: trace_pb2.Span.Link,
-    Status: trace_pb2.Status,
-    KeyValue: common_pb2.KeyValue,
-    AnyValue: common_pb2.AnyValue,
-    ArrayValue: common_pb2.ArrayValue,
-    KeyValueList: common_pb2.KeyValueList,
-    Scope: common_pb2.InstrumentationScope,
-    OtlpResource: resource_pb2.Resource,
-}
-for _struct, _message in _DECLARED.items():
-    _known = {field.json_name for field in _message.DESCRIPTOR.fields}
-    _declared = {field.encode_name for field in msgspec.structs.fields(_struct)}
-    if not _known <= _declared:
-        raise RuntimeError(
-            f"collector.decode.otlp_json_typed: {_struct.__name__} lacks the fields "
-            f"{sorted(_known - _declared)} of {_message.DESCRIPTOR.name}"
-        )
-
-_decode_request: Callable[[bytes | str], Request] = msgspec.json.Decoder(Request).decode
-
-
-def parse_request(data: bytes | str) -> Request:
-    """``data`` decoded into the structs; ``Unsure`` for anything msgspec refuses, and
-    for text that is not valid UTF-8 (msgspec skips unknown keys and their values
-    without checking it; the reference path refuses it)."""
-    if not data.isascii():
-        try:
-            data.decode("utf-8") if isinstance(data, bytes) else data.encode("utf-8")
-        except UnicodeError:
-            raise Unsure from None
-    try:
-        return _decode_request(data)
-    except (ValueError, RecursionError):  # msgspec's DecodeError and ValidationError
-        raise Unsure from None
 
 
 class TypedWalker:
@@ -416,7 +279,7 @@ def _plain_string(raw: AnyValue) -> bool:
 def _other_member(raw: AnyValue) -> tuple[str, Any] | None:
     """The one member of a non-string ``AnyValue`` and its value; None when empty.
 
-    ``Unsure`` for two members, a null one, or ``string_value_strindex``.
+    ``Unsure`` for two members, a null one, or ``stringValueStrindex``.
     """
     if raw.string_value_strindex is not UNSET:
         raise Unsure
