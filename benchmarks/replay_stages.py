@@ -24,9 +24,9 @@ only, and with ``benchmarks/specs`` (12 more per trace). Every trace is held in
 memory between stages, so the cyclic collector is paused while a stage is timed
 (a collection over the whole held set would be charged to whichever stage
 triggers it); each stage is the best of ``--repeat`` runs, in CPU seconds of this
-process (other load on the machine inflates those far less than the wall clock). Shares of the total,
-and the total against the 100 µs per trace that 10 000 traces/s allows, are the
-figures to compare across machines.
+process (other load on the machine inflates those far less than the wall clock).
+Shares of the total, and the total against the 100 µs per trace that 10 000
+traces/s allows, are the figures to compare across machines.
 
     python benchmarks/replay_stages.py [--traces 5000] [--repeat 3] [--file t.pb]
                                        [--json-file t.jsonl]
