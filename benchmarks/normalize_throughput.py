@@ -15,7 +15,11 @@ Input: ``shared/bench/make_traces.py --pb`` traces (1 ``invoke_agent``, 4 ``chat
 4. ``+ read all``: the same, then every step's ``args`` and ``result`` read (parsed):
    what a trace costs when its evaluators or sinks read everything.
 
-The passes alternate, so that load from other processes hits them alike. Prints
+The passes alternate, so that load from other processes hits them alike. To
+compare two commits, run this on each, alternately, and compare µs/trace: the
+``parse`` floor is not immune to evald's changes after all (with the decoded spans
+held, upb's parse ran 2x slower in one build than in another: allocator state), so
+the ratios to it compare runs of one build only. Prints
 spans/s and µs/trace for each, and normalize / decode and both / parse time:
 compare those ratios across machines and commits, not the absolute figures.
 
