@@ -25,7 +25,12 @@ SendTurn = Callable[[int, Trajectory], None]  # (owner worker, turn): from the e
 
 def session_owner(trajectory: Trajectory, count: int) -> int:
     """The worker that holds the session of ``trajectory`` (which has a session id)."""
-    key = f"{trajectory.service}\0{trajectory.session_id}"
+    return session_shard(trajectory.service, trajectory.session_id or "", count)
+
+
+def session_shard(service: str, session_id: str, count: int) -> int:
+    """The worker of ``count`` that holds the session ``session_id`` of ``service``."""
+    key = f"{service}\0{session_id}"
     return shard_of(key.encode("utf-8", "surrogatepass"), count)
 
 

@@ -1,7 +1,8 @@
 """``evald serve`` with two worker processes (ADR 0018), as a real process over loopback:
 the SDK's real exporters (gRPC and HTTP, spans and log records, each span in its own
 request) reach the worker that owns their trace; ``/metrics`` sums the workers; a
-SIGKILLed worker is restarted and what it held counted lost; SIGTERM drains both."""
+SIGKILLed worker is restarted and what it held counted lost; SIGTERM drains both; the
+turns of a session, traces on either worker, are evaluated whole by its owner."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import re
 import signal
 import time
+from itertools import count, product
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +30,11 @@ from opentelemetry.sdk._logs.export import LogRecordExporter, SimpleLogRecordPro
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from support.otlp_logs import otlp_json
 from support.serve_process import EVALD, Served, loopback_config, start_serve
 
+from collector.daemon.routed_sessions import session_shard
 from collector.receivers.wire_split import shard_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -40,12 +44,13 @@ TOOLS = 3
 DEADLINE_S = 30.0
 DETAILS = "gen_ai.client.inference.operation.details"
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
+SERVICE = "workers-agent"
 
 
 class Sender:
     """The SDK's span and log exporters of one transport, one request per span/record."""
 
-    def __init__(self, transport: str, served: Served) -> None:
+    def __init__(self, transport: str, served: Served, ids: IdGenerator | None = None) -> None:
         if transport == "grpc":
             endpoint = f"127.0.0.1:{served.grpc_port}"
             spans: SpanExporter = GrpcSpans(endpoint=endpoint, insecure=True)
@@ -53,8 +58,8 @@ class Sender:
         else:
             base = f"http://127.0.0.1:{served.http_port}"
             spans, logs = HttpSpans(endpoint=f"{base}/v1/traces"), HttpLogs(f"{base}/v1/logs")
-        resource = Resource.create({"service.name": "workers-agent"})
-        self.tracer_provider = TracerProvider(resource=resource)
+        resource = Resource.create({"service.name": SERVICE})
+        self.tracer_provider = TracerProvider(resource=resource, id_generator=ids)
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
         self.logger_provider = LoggerProvider(resource=resource)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
@@ -81,6 +86,16 @@ class Sender:
             root_span.end()
         return f"{root_span.get_span_context().trace_id:032x}"
 
+    def turn(self, session: str, tool: str) -> None:
+        """One turn of ``session``: a root with its session id and one ``tool`` span."""
+        tracer = self.tracer_provider.get_tracer("app")
+        agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"}
+        root = tracer.start_span("invoke_agent bot", attributes=agent | {"session.id": session})
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
+        tracer.start_span(f"execute_tool {tool}", trace.set_span_in_context(root),
+                          attributes=attributes).end()  # fmt: skip
+        root.end()
+
     def shutdown(self) -> None:
         self.tracer_provider.shutdown()
         self.logger_provider.shutdown()
@@ -88,15 +103,15 @@ class Sender:
 
 @pytest.fixture
 def serve(tmp_path: Path, serve_with: list[Served]) -> Any:
-    def start(idle_timeout: str) -> Served:
-        config = loopback_config(
-            tmp_path,
-            pipeline="{workers: 2}",
-            assembly=f"{{idle_timeout: {idle_timeout}, max_trace_age: 1h}}",
-            specs="[]",
-            outputs=f"{{trajectories_file: {tmp_path / 'trajectories.jsonl'}}}",
-            shutdown="{grace: 20s}",
-        )
+    def start(idle_timeout: str, **extra: str) -> Served:
+        settings = {
+            "pipeline": "{workers: 2}",
+            "assembly": f"{{idle_timeout: {idle_timeout}, max_trace_age: 1h}}",
+            "specs": "[]",
+            "outputs": f"{{trajectories_file: {tmp_path / 'trajectories.jsonl'}}}",
+            "shutdown": "{grace: 20s}",
+        }
+        config = loopback_config(tmp_path, **(settings | extra))
         served = start_serve([str(EVALD), "serve", "--config", str(config)])
         serve_with.append(served)
         return served
@@ -271,3 +286,82 @@ def test_otlp_json_is_decoded_by_the_front_and_each_worker_gets_its_traces(
     for name, lines in written.items():
         worker = int(name.removesuffix(".jsonl").rsplit("-", 1)[1])
         assert {shard_of(bytes.fromhex(line["trace_id"]), 2) for line in lines} == {worker}
+
+
+class ChosenTraceIds(RandomIdGenerator):
+    """Random span ids; each trace id the next of ``queue`` (the test picks the shard)."""
+
+    def __init__(self) -> None:
+        self.queue: list[int] = []
+
+    def generate_trace_id(self) -> int:
+        return self.queue.pop(0)
+
+
+def trace_id_on(shard: int) -> int:
+    """A random trace id that the front gives to worker ``shard`` of two."""
+    while True:
+        trace_id = int.from_bytes(os.urandom(16), "big")
+        if shard_of(trace_id.to_bytes(16, "big"), 2) == shard:
+            return trace_id
+
+
+SESSION_SPEC = """\
+id: conversation
+scope: session
+reference: {trajectory: [{tool: lookup}, {tool: refund}]}
+evaluators: [trajectory_exact_match]
+"""
+
+
+def test_the_turns_of_a_session_on_different_workers_are_evaluated_whole_by_its_owner(
+    serve: Any, tmp_path: Path
+) -> None:
+    # For sessions owned by either worker, their two turns (two traces) on every
+    # combination of workers: both on the owner, both on the other, one on each.
+    placements = [(owner, turns) for owner in (0, 1) for turns in product((0, 1), repeat=2)]
+    sessions: dict[tuple[int, tuple[int, ...]], str] = {}
+    for index in count():
+        session = f"conversation-{index}"
+        owner = session_shard(SERVICE, session, 2)
+        free = [turns for turns in product((0, 1), repeat=2) if (owner, turns) not in sessions]
+        if free:
+            sessions[owner, free[0]] = session
+        if len(sessions) == len(placements):
+            break
+    spec = tmp_path / "conversation.yaml"
+    spec.write_text(SESSION_SPEC)
+    results = tmp_path / "results.jsonl"
+    served = serve(
+        "300ms",
+        specs=f"[{spec}]",
+        sessions="{idle_timeout: 1h, max_turns: 2}",  # complete on the second turn only
+        outputs=f"{{results_file: {results}}}",
+    )
+    ids = ChosenTraceIds()
+    sender = Sender("grpc", served, ids)
+    try:
+        for (_, turns), session in sessions.items():
+            for shard, tool in zip(turns, ("lookup", "refund"), strict=True):
+                ids.queue.append(trace_id_on(shard))
+                sender.turn(session, tool)
+    finally:
+        sender.shutdown()
+    wait_until(lambda: metric(served, "evald_traces_evaluated_total") == 2 * len(sessions), "turns")
+    wait_until(
+        lambda: metric(served, "evald_sessions_completed_total") == len(sessions), "sessions"
+    )
+    assert metric(served, "evald_worker_turns_lost_total") == 0
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    by_session: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for path in sorted(tmp_path.glob("results-*.jsonl")):
+        worker = int(path.stem.rsplit("-", 1)[1])
+        for line in map(json.loads, path.read_text().splitlines()):
+            if line["scope"] == "session":
+                by_session.setdefault(line["session_id"], []).append((worker, line))
+    assert sorted(by_session) == sorted(sessions.values())
+    for (owner, _), session in sessions.items():
+        ((worker, line),) = by_session[session]  # evaluated once, whole
+        assert worker == owner
+        assert line["turns"] == 2 and line["passed"] is True
