@@ -21,11 +21,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
-from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
 from collector.config.settings import Admin
-from collector.daemon.render import YieldingRegistry
+from collector.daemon.exposition import Exposition
 from collector.receivers.common import RateLimitedLog
 from collector.receivers.lifecycle import Limits, WebServer, WebService
 from collector.sinks.digest import ServiceDigest
@@ -84,11 +83,11 @@ class AdminServer(WebService):
         return app
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        exposition = Exposition(request.headers.get("Accept", ""))
         try:
             async with self._render_lock:
                 registry = self._registry if self._gather is None else await self._gather.metrics()
-                body = await asyncio.to_thread(encoder, YieldingRegistry(registry))
+                body = await asyncio.to_thread(exposition.render, registry)
         except Exception as exc:  # a collector that cannot render: say so, turn unready
             self._render_error = f"{type(exc).__name__}: {exc}"
             _log.log("render", logging.ERROR, f"/metrics cannot render: {exc!r}", exc_info=exc)
@@ -96,7 +95,7 @@ class AdminServer(WebService):
         self._render_error = None
         response = web.Response(body=body)
         # Set verbatim: the OpenMetrics type carries version/escaping parameters.
-        response.headers["Content-Type"] = content_type
+        response.headers["Content-Type"] = exposition.content_type
         response.enable_compression()  # only if Accept-Encoding allows it
         return response
 
