@@ -29,7 +29,7 @@ from prometheus_client.registry import CollectorRegistry
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
-from collector.daemon.render import YieldingRegistry
+from collector.daemon.render import YieldingRegistry, pacing
 
 Pause = Callable[[], None]  # called every few samples: may release the GIL a moment
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -63,9 +63,12 @@ class Exposition:
         """The body for ``registry``, rendered in slices that let waiting threads take
         the GIL (``YieldingRegistry``)."""
         yielding = YieldingRegistry(registry)
-        if not self._fast:
-            return bytes(self._library(yielding))
-        pause = yielding.pause_if_due
+        with pacing(yielding):
+            if not self._fast:
+                return bytes(self._library(yielding))
+            return self._render(registry, yielding.pause_if_due)
+
+    def _render(self, registry: CollectorRegistry, pause: Pause) -> bytes:
         writer = _Writer(pause, openmetrics=self._openmetrics, underscores=self._underscores)
         out: list[str] = []
         for metric in registry.collect():

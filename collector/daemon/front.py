@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import CollectorRegistry
 
 from collector.config.settings import Config, ConfigError
@@ -28,7 +29,7 @@ from collector.core.records import LogRecord, Span
 from collector.daemon.admin import AdminServer, Gather
 from collector.daemon.forwarder import ShardForwarder
 from collector.daemon.frames import Kind
-from collector.daemon.metrics_merge import merge, registry_of
+from collector.daemon.metrics_merge import merged, registry_of, unpickled
 from collector.daemon.pool import WorkerPool
 from collector.processing.wiring import ActiveSpecs, build_telemetry, decoder_selector
 from collector.receivers.grpc import GrpcReceiver
@@ -105,8 +106,13 @@ class FrontDaemon:
         return clean
 
     async def _metrics(self) -> CollectorRegistry:
-        answers = await self.pool.ask(Kind.METRICS)
-        return registry_of(merge(self.telemetry.registry.collect(), answers))
+        bodies = await self.pool.ask_bodies(Kind.METRICS)
+
+        def families() -> Iterator[Metric]:  # unpickled and merged while rendering
+            workers = [(index, list(unpickled(body))) for index, body in bodies]
+            return merged(self.telemetry.registry.collect(), workers)
+
+        return registry_of(families)
 
     async def _services(self) -> dict[str, Any]:
         digest = ServiceDigest()

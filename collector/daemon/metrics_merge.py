@@ -19,11 +19,14 @@ exemplars) when the front renders a scrape; ``merge`` makes them one:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.samples import Sample
+
+from collector.daemon.render import pause
 
 SUMMED_GAUGES = frozenset(
     {
@@ -49,71 +52,93 @@ PER_WORKER_COUNTERS = frozenset(
 )
 FRONT_ONLY = frozenset({"evald_workers"})  # kept by the front; zero in every worker
 WORKER_LABEL = "worker"
-_SampleKey = tuple[str, tuple[tuple[str, str], ...]]
+_PAUSE_EVERY = 32  # samples merged between two pauses (~50 µs)
+_SampleKey = tuple[str, frozenset[tuple[str, str]]]
 
 
 def merge(front: Iterable[Metric], workers: Sequence[tuple[int, Iterable[Metric]]]) -> list[Metric]:
     """One list of families: ``front``'s and each ``(index, families)`` of ``workers``."""
-    merged: dict[str, tuple[Metric, dict[_SampleKey, Sample]]] = {}
+    return list(merged(front, workers))
+
+
+def merged(
+    front: Iterable[Metric], workers: Sequence[tuple[int, Iterable[Metric]]]
+) -> Iterator[Metric]:
+    """``merge``, one family at a time: a renderer that pauses between families lets
+    other threads in between two families' merges."""
+    parts: dict[str, list[tuple[str, Metric]]] = {}
     for metric in front:
         if metric.type == "gauge" and not _front_owns(metric.name):
             continue
-        _add(merged, metric, "front")
+        parts.setdefault(metric.name, []).append(("front", metric))
     for index, families in workers:
         for metric in families:
             if metric.name not in FRONT_ONLY:
-                _add(merged, metric, str(index))
-    out = []
-    for metric, samples in merged.values():
-        metric.samples = list(samples.values())
-        out.append(metric)
-    return out
+                parts.setdefault(metric.name, []).append((str(index), metric))
+    for family in parts.values():
+        yield _merge_family(family)
 
 
-def registry_of(families: list[Metric]) -> CollectorRegistry:
-    """A registry whose ``collect`` yields ``families`` (what the encoders read)."""
+def unpickled(body: bytes) -> Iterator[Metric]:
+    """A worker's ``METRICS`` answer (its families, each pickled), one family at a
+    time, pausing between them as the render on this thread does."""
+    for family in pickle.loads(body):
+        pause()
+        yield pickle.loads(family)
+
+
+def registry_of(families: Callable[[], Iterable[Metric]]) -> CollectorRegistry:
+    """A registry whose ``collect`` yields what ``families()`` returns, called then (on
+    the thread that renders, not on the event loop that asked the workers)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Fixed(families))
+    registry.register(_Lazy(families))
     return registry
 
 
-class _Fixed:
-    def __init__(self, families: list[Metric]) -> None:
+class _Lazy:
+    def __init__(self, families: Callable[[], Iterable[Metric]]) -> None:
         self._families = families
 
     def collect(self) -> Iterable[Metric]:
-        return self._families
+        return self._families()
 
 
 def _front_owns(name: str) -> bool:
     return name in FRONT_GAUGES or name.startswith(("process_", "python_"))
 
 
-def _add(
-    merged: dict[str, tuple[Metric, dict[_SampleKey, Sample]]], metric: Metric, worker: str
-) -> None:
-    entry = merged.get(metric.name)
-    if entry is None:
-        entry = Metric(metric.name, metric.documentation, metric.type, metric.unit), {}
-        merged[metric.name] = entry
-    samples = entry[1]
-    per_worker = metric.name in PER_WORKER_COUNTERS or (
-        metric.type in ("gauge", "info") and metric.name not in SUMMED_GAUGES
+def _merge_family(parts: list[tuple[str, Metric]]) -> Metric:
+    """The samples of one family from every process: summed, or labelled per worker."""
+    first = parts[0][1]
+    metric = Metric(first.name, first.documentation, first.type, first.unit)
+    per_worker = first.name in PER_WORKER_COUNTERS or (
+        first.type in ("gauge", "info") and first.name not in SUMMED_GAUGES
     )
-    for original in metric.samples:
-        sample = original
-        if per_worker:
-            sample = original._replace(labels={**original.labels, WORKER_LABEL: worker})
-        key = (sample.name, tuple(sorted(sample.labels.items())))
-        held = samples.get(key)
-        samples[key] = sample if held is None else _sum(held, sample)
+    if per_worker:  # every process's samples, each with its worker label: none collide
+        metric.samples = [
+            sample._replace(labels={**sample.labels, WORKER_LABEL: worker})
+            for worker, part in parts
+            for sample in part.samples
+        ]
+        return metric
+    samples: dict[_SampleKey, Sample] = {}
+    for _, part in parts:
+        for index, sample in enumerate(part.samples):
+            if index % _PAUSE_EVERY == 0:
+                pause()
+            key = (sample.name, frozenset(sample.labels.items()))
+            held = samples.get(key)
+            samples[key] = sample if held is None else _sum(held, sample)
+    metric.samples = list(samples.values())
+    return metric
 
 
 def _sum(held: Sample, new: Sample) -> Sample:
     exemplar = held.exemplar
     if new.exemplar is not None and (exemplar is None or _when(new) >= _when(held)):
         exemplar = new.exemplar
-    return held._replace(value=held.value + new.value, exemplar=exemplar)
+    name, labels, value, timestamp, _, native = held  # (``_replace`` costs 2x this)
+    return Sample(name, labels, value + new.value, timestamp, exemplar, native)
 
 
 def _when(sample: Sample) -> float:

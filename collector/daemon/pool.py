@@ -154,16 +154,19 @@ class WorkerPool:
     async def ask(self, kind: Kind) -> list[tuple[int, Any]]:
         """Every running worker's answer to ``kind`` (metrics, digest), unpickled;
         a worker that does not answer within a few seconds is left out."""
+        return [(index, pickle.loads(body)) for index, body in await self.ask_bodies(kind)]
+
+    async def ask_bodies(self, kind: Kind) -> list[tuple[int, bytes]]:
+        """``ask``, the answers still pickled (to unpickle off the event loop)."""
         asked = [
             (link.index, link.request(kind, b"")) for link in self.links if link and link.alive
         ]
-        answers: list[tuple[int, Any]] = []
+        answers: list[tuple[int, bytes]] = []
         for index, future in asked:
             try:
-                body = await asyncio.wait_for(future, _ASK_TIMEOUT_S)
+                answers.append((index, await asyncio.wait_for(future, _ASK_TIMEOUT_S)))
             except (LinkClosed, TimeoutError):
                 continue
-            answers.append((index, pickle.loads(body)))
         return answers
 
     async def drain(self, grace: float) -> bool:

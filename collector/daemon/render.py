@@ -11,8 +11,10 @@ whoever waits for it: the loop waits at most about one slice.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from prometheus_client.metrics_core import Metric
@@ -40,6 +42,27 @@ class YieldingRegistry:
         if time.perf_counter() - self._since >= SLICE_S:
             time.sleep(PAUSE_S)
             self._since = time.perf_counter()
+
+
+_rendering = threading.local()  # .pacer: the YieldingRegistry of this thread's render
+
+
+@contextmanager
+def pacing(pacer: YieldingRegistry) -> Iterator[None]:
+    """Within it, ``pause`` on this thread is ``pacer.pause_if_due``."""
+    _rendering.pacer = pacer
+    try:
+        yield
+    finally:
+        _rendering.pacer = None
+
+
+def pause() -> None:
+    """Pause as the render running on this thread does (if one does): for work a
+    registry's ``collect`` does while rendering, such as merging the workers'."""
+    pacer = getattr(_rendering, "pacer", None)
+    if pacer is not None:
+        pacer.pause_if_due()
 
 
 class _Samples(list[Any]):

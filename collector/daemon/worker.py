@@ -152,7 +152,9 @@ class Worker:
             self._send(encode(Kind.ANSWER, frame.ident, pickle.dumps(answer)))
             self._publish()
         elif kind is Kind.METRICS:
-            families = list(self.telemetry.registry.collect())
+            # Each family pickled on its own: the front unpickles them one at a time,
+            # pausing between them, while it renders (``metrics_merge.unpickled``).
+            families = [pickle.dumps(family) for family in self.telemetry.registry.collect()]
             self._send(encode(Kind.METRICS, frame.ident, pickle.dumps(families)))
         elif kind is Kind.SERVICES:
             self._send(encode(Kind.SERVICES, frame.ident, pickle.dumps(self.digest)))
