@@ -12,7 +12,7 @@ here and every sample is formatted with plain string operations.
 Anything outside that — a name that needs escaping, a native histogram, an
 exemplar where OpenMetrics allows none, the ``dots`` escaping — is rendered by the
 library itself, one family at a time, so the body is always what the library would
-write (``tests/unit/telemetry/test_exposition.py`` compares them).
+write (``tests/unit/daemon/test_exposition.py`` compares them).
 """
 
 from __future__ import annotations
