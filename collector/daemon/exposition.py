@@ -5,14 +5,17 @@ metric and label names of each sample with regular expressions and, in OpenMetri
 rewrites each sample's name one character at a time through a ``StringIO``. A
 daemon's exposition of a few thousand series took most of a second to render that
 way, holding the GIL (issue 14's bound is one second). The families evald exposes
-only ever carry legacy names (``[a-zA-Z_:][a-zA-Z0-9_:]*``), for which every escaping
-scheme but ``dots`` writes the name as it is; so names are checked once per family
-here and every sample is formatted with plain string operations.
+only ever carry legacy names (``[a-zA-Z_:][a-zA-Z0-9_:]*``), which the
+``underscores`` and ``allow-utf-8`` schemes write as they are; so each distinct name
+is checked once (the verdicts are cached) and every sample is formatted with plain
+string operations.
 
-Anything outside that — a name that needs escaping, a native histogram, an
-exemplar where OpenMetrics allows none, the ``dots`` escaping — is rendered by the
-library itself, one family at a time, so the body is always what the library would
-write (``tests/unit/daemon/test_exposition.py`` compares them).
+Anything outside that — a name that needs escaping (in OpenMetrics with
+``underscores``, a ``:`` in a sample name), a native histogram, an exemplar where
+OpenMetrics allows none, anything that is not a string where one is expected, the
+``dots`` and ``values`` schemes — is rendered by the library itself, one family at
+a time (or the whole body), so the body, or the error, is always the library's
+(``tests/unit/daemon/test_exposition.py`` compares them).
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ _TEXT_TYPES = {"counter": "counter", "gauge": "gauge", "histogram": "histogram",
                "gaugehistogram": "histogram", "unknown": "untyped"}  # fmt: skip
 _TEXT_SUFFIXES = {"counter": "_total", "info": "_info"}
 _PAUSE_EVERY = 8  # samples between two calls of ``pause`` (~10 µs of formatting)
-_NAMES_CACHED = 4096  # legacy-name verdicts remembered (names are few; bounded anyway)
-_legacy_names: dict[str, bool] = {}
+_NAMES_CACHED = 4096  # legacy-name verdicts remembered per pattern (few; bounded anyway)
+_legacy_names: dict[re.Pattern[str], dict[str, bool]] = {_METRIC_NAME: {}, _LABEL_NAME: {}}
 
 
 class Exposition:
@@ -75,14 +78,15 @@ class Exposition:
             pause()
             try:
                 out.append(writer.family(metric))
-            except _NotPlain:
+            except Exception:  # _NotPlain, or what the library reports its own way
                 out.append(self._by_library(metric))
         if self._openmetrics:
             out.append("# EOF\n")
         return "".join(out).encode("utf-8")
 
     def _by_library(self, metric: Metric) -> str:
-        body = self._library(_One(metric)).decode("utf-8")
+        """``metric`` as the library writes it (or its error, naming the family)."""
+        body = self._library(YieldingRegistry(_One(metric))).decode("utf-8")
         return str(body.removesuffix("# EOF\n") if self._openmetrics else body)
 
 
@@ -117,7 +121,8 @@ class _Writer:
         """The Prometheus text format (0.0.4), as ``exposition.generate_latest``."""
         name = metric.name + _TEXT_SUFFIXES.get(metric.type, "")
         documentation = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
-        out.append(f"# HELP {name} {documentation}\n# TYPE {name} {_TEXT_TYPES[metric.type]}\n")
+        kind = _TEXT_TYPES.get(metric.type, metric.type)
+        out.append(f"# HELP {name} {documentation}\n# TYPE {name} {kind}\n")
         # OpenMetrics-only samples go after the family, as gauges of their own.
         extra = {metric.name + suffix: suffix for suffix in ("_created", "_gsum", "_gcount")}
         moved: dict[str, list[str]] = {}
@@ -163,7 +168,9 @@ class _Writer:
 
     def _check(self, sample: Sample) -> None:
         name = sample.name
-        if sample.native_histogram is not None or not _legacy(name, _METRIC_NAME):
+        if sample.native_histogram is not None or type(name) is not str:
+            raise _NotPlain
+        if not _legacy(name, _METRIC_NAME):
             raise _NotPlain
         if self._no_colons and ":" in name:
             raise _NotPlain
@@ -177,6 +184,8 @@ class _Writer:
             text = pairs.get(pair)
             if text is None:
                 key, value = pair
+                if type(key) is not str or type(value) is not str:
+                    raise _NotPlain
                 if not _legacy(key, _LABEL_NAME):
                     raise _NotPlain
                 text = pairs[pair] = f'{key}="{_escape(value)}"'
@@ -185,14 +194,16 @@ class _Writer:
 
 
 def _legacy(name: str, pattern: re.Pattern[str]) -> bool:
-    known = _legacy_names.get(name)
+    """Whether ``name`` (a string) matches ``pattern`` (and, for a label name, is not
+    reserved: the library escapes ``__x``)."""
+    verdicts = _legacy_names[pattern]
+    known = verdicts.get(name)
     if known is None:
-        # Reserved label names (``__x``) are escaped by the library: not plain.
         known = pattern.fullmatch(name) is not None and not (
             pattern is _LABEL_NAME and name.startswith("__")
         )
-        if len(_legacy_names) < _NAMES_CACHED:
-            _legacy_names[name] = known
+        if len(verdicts) < _NAMES_CACHED:
+            verdicts[name] = known
     return known
 
 

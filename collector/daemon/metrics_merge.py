@@ -114,18 +114,14 @@ def _merge_family(parts: list[tuple[str, Metric]]) -> Metric:
     per_worker = first.name in PER_WORKER_COUNTERS or (
         first.type in ("gauge", "info") and first.name not in SUMMED_GAUGES
     )
-    if per_worker:  # every process's samples, each with its worker label: none collide
-        metric.samples = [
-            sample._replace(labels={**sample.labels, WORKER_LABEL: worker})
-            for worker, part in parts
-            for sample in part.samples
-        ]
-        return metric
     samples: dict[_SampleKey, Sample] = {}
-    for _, part in parts:
-        for index, sample in enumerate(part.samples):
+    for worker, part in parts:
+        for index, original in enumerate(part.samples):
             if index % _PAUSE_EVERY == 0:
                 pause()
+            sample = original
+            if per_worker:  # its own series per process: a sum would be wrong
+                sample = original._replace(labels={**original.labels, WORKER_LABEL: worker})
             key = (sample.name, frozenset(sample.labels.items()))
             held = samples.get(key)
             samples[key] = sample if held is None else _sum(held, sample)

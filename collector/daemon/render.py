@@ -15,20 +15,25 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import CollectorRegistry
 
 SLICE_S = 0.0001  # rendering between two pauses (0.25 ms: 2x the median at times)
 PAUSE_S = 0.00005  # long enough for a waiting thread to take the GIL
 _SAMPLES_PER_CHECK = 4  # ~60 µs of formatting between clock reads
 
 
+class Source(Protocol):
+    """What an encoder renders: a registry, or anything with its ``collect``."""
+
+    def collect(self) -> Iterable[Metric]: ...
+
+
 class YieldingRegistry:
     """``registry`` for an exposition encoder (it only calls ``collect``)."""
 
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, registry: Source) -> None:
         self._registry = registry
         self._since = time.perf_counter()
 
@@ -50,11 +55,12 @@ _rendering = threading.local()  # .pacer: the YieldingRegistry of this thread's 
 @contextmanager
 def pacing(pacer: YieldingRegistry) -> Iterator[None]:
     """Within it, ``pause`` on this thread is ``pacer.pause_if_due``."""
+    outer = getattr(_rendering, "pacer", None)
     _rendering.pacer = pacer
     try:
         yield
     finally:
-        _rendering.pacer = None
+        _rendering.pacer = outer
 
 
 def pause() -> None:

@@ -38,3 +38,18 @@ def test_rendering_pauses_once_per_slice(monkeypatch: pytest.MonkeyPatch) -> Non
     samples = 300 + 7 * 14  # counter children; histogram buckets, count and sum
     assert len(pauses) >= samples // 32
     assert set(pauses) == {render.PAUSE_S}
+
+
+def test_pacing_nests_and_restores_the_outer_render() -> None:
+    outer, inner = YieldingRegistry(busy_registry()), YieldingRegistry(busy_registry())
+    paused: list[YieldingRegistry] = []
+    for pacer in (outer, inner):
+        pacer.pause_if_due = lambda pacer=pacer: paused.append(pacer)  # type: ignore[method-assign]
+    render.pause()  # no render on this thread: nothing
+    with render.pacing(outer):
+        render.pause()
+        with render.pacing(inner):
+            render.pause()
+        render.pause()
+    render.pause()
+    assert paused == [outer, inner, outer]
