@@ -2,7 +2,8 @@
 the SDK's real exporters (gRPC and HTTP, spans and log records, each span in its own
 request) reach the worker that owns their trace; ``/metrics`` sums the workers; a
 SIGKILLed worker is restarted and what it held counted lost; SIGTERM drains both; the
-turns of a session, traces on either worker, are evaluated whole by its owner."""
+turns of a session, traces on either worker, are evaluated whole by its owner; a
+worker with a full queue refuses its traces (retryably) while the other takes its own."""
 
 from __future__ import annotations
 
@@ -365,3 +366,73 @@ def test_the_turns_of_a_session_on_different_workers_are_evaluated_whole_by_its_
         ((worker, line),) = by_session[session]  # evaluated once, whole
         assert worker == owner
         assert line["turns"] == 2 and line["passed"] is True
+
+
+GATE_PLUGIN = '''
+import time
+from pathlib import Path
+
+from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.results import BooleanResult
+from evaluators.trajectory import Trajectory
+
+
+class Gate(Evaluator[Criteria, EvaluatorConfig]):
+    """Holds the evaluation thread until a file named ``open`` is beside this one."""
+
+    id = "gate"
+
+    def evaluate(self, trajectory: Trajectory, criteria: Criteria) -> BooleanResult:
+        while not Path(__file__).with_name("open").exists():
+            time.sleep(0.01)
+        return BooleanResult(value=True)
+'''
+
+
+def agent_request(*trace_ids: bytes) -> bytes:
+    """One OTLP request: a root ``invoke_agent`` span per trace id."""
+    agent = [
+        KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="invoke_agent")),
+        KeyValue(key="gen_ai.agent.name", value=AnyValue(string_value="bot")),
+    ]
+    now = time.time_ns()
+    spans = [
+        PbSpan(trace_id=trace_id, span_id=os.urandom(8), name="invoke_agent bot",
+               start_time_unix_nano=now - 1_000_000, end_time_unix_nano=now, attributes=agent)
+        for trace_id in trace_ids
+    ]  # fmt: skip
+    request = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])]
+    )
+    return request.SerializeToString()
+
+
+def test_a_full_worker_refuses_its_traces_while_the_other_takes_its_own(
+    serve: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "gate.py").write_text(GATE_PLUGIN)
+    spec = tmp_path / "gated.yaml"
+    spec.write_text("id: gated\nevaluators: ['file://gate.py:Gate']\n")
+    served = serve(
+        "100ms",
+        specs=f"[{spec}]",
+        pipeline="{workers: 2, queue_size: 1}",
+        evaluation="{timeout: 60s}",
+    )
+    on = {shard: [trace_id_on(shard).to_bytes(16, "big") for _ in range(3)] for shard in (0, 1)}
+    # Worker 0: one trace held by the gate, one queued: its queue (1) is full.
+    assert served.post(agent_request(on[0][0])) == 200
+    wait_until(lambda: metric(served, "evald_traces_completed_total") == 1, "the first taken")
+    assert served.post(agent_request(on[0][1])) == 200
+    wait_until(lambda: metric(served, "evald_evaluation_queue_depth") == 1, "worker 0 full")
+
+    assert served.post(agent_request(on[0][2])) == 503  # retryable: OTLP exporters retry
+    assert served.post(agent_request(on[1][0])) == 200  # worker 1 is not full
+    assert served.post(agent_request(on[0][2], on[1][1])) == 503  # all or nothing
+    # Every span of a refused request is counted refused: 1, then the mixed request's 2.
+    assert 'reason="overloaded"' in scrape(served)
+    assert metric(served, "evald_spans_refused_total") == 3
+
+    (tmp_path / "open").touch()  # the gate opens: worker 0 catches up and takes it again
+    wait_until(lambda: served.post(agent_request(on[0][2], on[1][1])) == 200, "accepted again")
+    wait_until(lambda: metric(served, "evald_traces_evaluated_total") == 5, "all evaluated")
