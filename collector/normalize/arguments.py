@@ -7,10 +7,14 @@ the Traceloop LangChain wrapper ``{"input_str", "inputs", "kwargs": {"tool_call_
 and call envelopes, where a Python instrumentation records how the tool function was
 called rather than what it was given: ``{"args": [], "kwargs": {...}}``,
 ``{"kwargs": {...}}`` (DSPy), ``{"input": {...}}``, each possibly with bookkeeping keys
-beside it (``config``, ``callbacks``, ``run_manager`` …). The step's arguments are
-the call's; the recorded text stays in ``raw``, and ``envelope`` keeps the outer
-object so that a tool whose real parameter is named ``input`` is not unwrapped
-when the model's request says so (``steps.tool_step``).
+beside it (``config``, ``callbacks``, ``run_manager`` …). An explicit empty ``args``
+list beside ``kwargs`` marks a recorded Python call: scalar flags beside them are the
+recorder's options (smolagents: ``sanitize_inputs_outputs``), whatever their names.
+The step's arguments are the call's; the recorded text stays in ``raw``, and
+``envelope`` keeps the outer object so that a tool whose real parameter is named
+``input`` is not unwrapped when the model's request says so (``steps.tool_step``).
+Evidence beats the key lists both ways: when the model's request for the call is
+known and equals an envelope member, that member is the arguments (``as_requested``).
 
 Most recorded arguments are a plain JSON object, and most evaluators never read
 them: ``can_defer`` tells, without parsing, when nothing but the value depends on
@@ -87,6 +91,16 @@ def bind(arguments: Arguments, parameter: str | None) -> Any:
     return arguments.value
 
 
+def as_requested(value: Any, requested: Any) -> Any:
+    """``value``, or the envelope member of it that equals what the model requested
+    (an envelope with bookkeeping keys no list names)."""
+    if isinstance(value, dict) and isinstance(requested, dict) and value != requested:
+        for key in _ENVELOPE_KEYS:
+            if key in value and value[key] == requested:
+                return value[key]
+    return value
+
+
 def _from_object(obj: dict[str, Any], raw: str | None) -> Arguments:
     if not _is_traceloop_wrapper(obj):
         unwrapped = _enveloped(obj)
@@ -114,7 +128,8 @@ def _enveloped(obj: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments inside a call envelope (see the module docstring), else None.
 
     One envelope key holding an object; ``args`` beside ``kwargs`` only when it is
-    empty (positional arguments would be lost); anything else a bookkeeping key.
+    empty (positional arguments would be lost); anything else a bookkeeping key, or,
+    beside an explicit ``"args": []``, a scalar flag.
     """
     for key in _ENVELOPE_KEYS:
         inner = obj.get(key)
@@ -126,4 +141,10 @@ def _enveloped(obj: dict[str, Any]) -> dict[str, Any] | None:
         others = obj.keys() - {key, "args"} if key == "kwargs" else obj.keys() - {key}
         if others <= _BOOKKEEPING_KEYS:
             return inner
+        if key == "kwargs" and positional == [] and all(_is_flag(obj[k]) for k in others):
+            return inner  # a recorded call (args, kwargs) and the recorder's own flags
     return None
+
+
+def _is_flag(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float | str)

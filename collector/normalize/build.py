@@ -31,6 +31,7 @@ from collector.normalize.errors import status_error
 from collector.normalize.gaps import gaps_of
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
+from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
@@ -63,8 +64,6 @@ _RUN_ROLES = _STOPS  # a trace with none of these is no agent run
 _MAX_WRAPPER_DEPTH = 16
 _NOT_A_RUN = "no_agent_spans"
 _HOP = 3  # ``_work``: a node holding an agent, a workflow or another node
-
-_sort_key = sort_key
 
 
 def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
@@ -387,7 +386,8 @@ class _Builder:
 
     def _steps(self) -> tuple[Step, ...]:
         """The ordered steps (``step_list``); fills ``self.llms`` in trajectory order."""
-        self.items.sort(key=_sort_key)
+        self.items.sort(key=sort_key)
+        self.layers_merged = merge_preparations(self.items) or self.layers_merged
         found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)
         self.left_out = found[1]  # optional parts (``evaluators.depth``) left out
         return found[0]

@@ -10,6 +10,10 @@ CrewAI hands a tool's non-text return to the model as ``str(value)``, so its too
 spans record a Python ``repr`` (``{'track_id': 3158}``): containers are read back,
 and so are object reprs (``ToolResult(status='error', …)``, ``reprs``).
 
+A record of the whole call (LlamaIndex's ``ToolOutput``: ``tool_name``, ``raw_input``,
+``raw_output``, ``is_error`` and the text ``blocks`` the model was shown) is unwrapped
+to ``raw_output``, what the tool returned.
+
 Errors are reported inside results in many textual forms besides ``"status":
 "error"``: an object whose only field is ``error`` (OpenAI-style tool messages,
 Gemini function responses); an error flag (``is_error`` / ``isError`` / ``error:
@@ -34,6 +38,7 @@ from collector.normalize.reprs import looks_like_object_repr, object_repr
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _OUTPUT_WRAPPER_KEYS = frozenset({"output", "kwargs"})
+_CALL_KEYS = ("tool_name", "raw_input")  # beside ``raw_output``: a record of the call
 _ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
 _ERROR_FLAGS = ("is_error", "isError", "error")
 _CONTENT_KEYS = ("content", "result", "text", "output")
@@ -148,6 +153,8 @@ def result_of(obj: Any) -> ToolResult:
     """A parsed result value, unwrapped, with the error it reports (module docstring)."""
     if isinstance(obj, dict) and "output" in obj and obj.keys() <= _OUTPUT_WRAPPER_KEYS:
         obj = obj["output"]  # Traceloop / LangSmith: {"output": <ToolMessage>, "kwargs": …}
+    if isinstance(obj, dict) and "raw_output" in obj and any(k in obj for k in _CALL_KEYS):
+        return _recorded_call(obj)
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
@@ -162,6 +169,18 @@ def result_of(obj: Any) -> ToolResult:
     if error is None and isinstance(obj, str):
         error = error_text(obj)
     return ToolResult(obj, None, error)
+
+
+def _recorded_call(obj: dict[str, Any]) -> ToolResult:
+    """A record of the call around what the tool returned (the tool's name or input
+    beside ``raw_output``, LlamaIndex's ``ToolOutput``): the tool's own return value,
+    with the error it reports or, flagged ``is_error``, its text."""
+    inner = result_of(obj["raw_output"])
+    if obj.get("is_error") is True and inner.error is None:
+        value = inner.value
+        message = value if isinstance(value, str) else text_of_content(obj.get("blocks"))
+        return ToolResult(value, inner.call_id, message or "error")
+    return inner
 
 
 def error_text(text: str) -> str | None:

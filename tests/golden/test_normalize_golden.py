@@ -64,9 +64,12 @@ CAPTURED = {
     "ms-agent-framework",
     "openai-client-otel-v2",
     "openai-client-otel-v2-legacy",
+    "smolagents-openinference",
+    "llamaindex-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
-# or a framework whose run span is named after its class): the trajectory's agent is
+# or a framework whose run span is named after its class or method: LlamaIndex
+# ``FunctionAgent.run``, smolagents ``<agent>.run``): the trajectory's agent is
 # whatever the run root is called, not the labelled agent.
 AGENT_NAME_NOT_RECORDED = {
     "openai-client-otel-v2",
@@ -77,6 +80,8 @@ AGENT_NAME_NOT_RECORDED = {
     "haystack-openinference",
     "google-genai-afc-otel",
     "google-genai-afc-chat-otel",
+    "smolagents-openinference",
+    "llamaindex-openinference",
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).

@@ -7,8 +7,10 @@ CrewAI's event listener records no output message for a tool-calling response,
 only the provider's tool calls as a JSON list in ``output.value`` (observed).
 Inputs/outputs are ``input.value``/``output.value`` (JSON or plain text); a CrewAI
 task span's request is its ``task_description`` (``input.value`` adds CrewAI's prompt).
-History (``llm.input_messages.*``) is deliberately not read: it grows with the
-conversation on every LLM span, and ``input.value`` holds the same text.
+History (``llm.input_messages.*``) is read only for the run's input, only its first
+few messages, and only when ``input.value`` gives none (LlamaIndex records it as
+Python reprs): it grows with the conversation on every LLM span, and ``input.value``
+usually holds the same text.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ MODEL_NAME = "llm.model_name"
 INPUT_TOKENS = "llm.token_count.prompt"
 OUTPUT_TOKENS = "llm.token_count.completion"
 OUTPUT_MESSAGES = "llm.output_messages."
+INPUT_MESSAGES = "llm.input_messages."
 # CrewAI event-listener task spans: the task description with the kickoff inputs filled in.
 TASK_DESCRIPTION = "task_description"
 
@@ -62,7 +65,13 @@ KEYS = (
     OUTPUT_TOKENS,
     TASK_DESCRIPTION,
 )
-PREFIXES = (OUTPUT_MESSAGES,)
+# The run's input may be only in the history (``llm_input``): its first few messages
+# are kept (the system prompt, the user's request), not the growing rest.
+_FIRST_MESSAGES = 4
+PREFIXES = (
+    OUTPUT_MESSAGES,
+    *(f"{INPUT_MESSAGES}{i}.message." for i in range(_FIRST_MESSAGES)),
+)
 
 _ROLES = {"LLM": Role.LLM, "AGENT": Role.AGENT}
 # openai-agents ≥0.24 wraps each model→tools round of the agent loop in a ``turn`` span
@@ -208,7 +217,20 @@ def _contents_text(attributes: Mapping[str, AttrValue], message: str) -> str | N
 
 
 def llm_input(span: Span) -> str | None:
-    return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=False)
+    """The first user message: of ``input.value``, else of the flattened history."""
+    found = _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=False)
+    return found if found is not None else _first_user_message(span.attributes)
+
+
+def _first_user_message(attributes: Mapping[str, AttrValue]) -> str | None:
+    for i in range(_FIRST_MESSAGES):
+        message = f"{INPUT_MESSAGES}{i}.message."
+        role = attributes.get(message + "role")
+        if role is None:
+            return None
+        if isinstance(role, str) and role in USER_ROLES:
+            return text(attributes.get(message + "content")) or _contents_text(attributes, message)
+    return None
 
 
 def run_input(span: Span) -> str | None:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from support.paths import GOLDEN
+from support.captures import TRACES, captured
 from support.span_kit import genai_agent, genai_chat, genai_tool, oi, run, span
 
 from collector.core.records import CompletionReason, SpanEvent, StatusCode, Trace
@@ -17,24 +17,7 @@ from collector.normalize.arguments import parse_arguments
 from collector.normalize.results import parse_result
 from evaluators.trajectory import StepKind, Trajectory
 
-TRACES = GOLDEN / "traces"
 ARGS = "gen_ai.tool.call.arguments"
-
-
-def captured(framework: str, scenario: str, turn: int = 0) -> Trajectory:
-    """The trajectory of one labelled turn of a golden capture."""
-    folder = TRACES / framework
-    expected = json.loads((folder / f"{scenario}.expected.json").read_text())
-    spans = [
-        span
-        for line in (folder / f"{scenario}.jsonl").read_bytes().splitlines()
-        if line.strip()
-        for span in decode_json(line, ATTRIBUTE_SELECTOR).spans
-    ]
-    stray = set(expected.get("stray_traces", ()))
-    trace_id = [t for t in expected["trace_ids"] if t not in stray][turn]
-    mine = tuple(span for span in spans if span.trace_id.hex() == trace_id)
-    return normalize(Trace(mine[0].trace_id, mine, CompletionReason.END_OF_INPUT, 0, 0))
 
 
 def tool_attrs(name: str, **extra: Any) -> dict[str, Any]:

@@ -1,0 +1,52 @@
+"""A model call recorded twice side by side: a preparation span, then the call.
+
+Some frameworks instrument a step that prepares a model call as a model span of its
+own, beside the real one rather than around it (LlamaIndex's
+``_prepare_chat_with_tools``, an LLM span under the same parent, just before
+``achat``). Nested layers are merged where the walk meets them (``build``); this
+merges the sibling kind, by evidence, not by name: a model span that records nothing
+of a model call — no token counts, no requested tool calls, no message text — followed,
+with no other step between them and under the same parent, by a model span of the
+same model (or of none) that does record them, is that call's preparation. The call
+keeps its own step (time, duration, tokens) and gets the preparation as one more layer.
+"""
+
+from __future__ import annotations
+
+from collector.normalize import conventions
+from collector.normalize.join import LlmCall
+from collector.normalize.step_list import Item, SortKey
+
+
+def merge_preparations(items: list[tuple[SortKey, Item]]) -> bool:
+    """Fold every preparation into the call after it, in ``items`` (sorted, changed in
+    place); True if one was folded."""
+    merged, i = False, 0
+    while i < len(items) - 1:
+        first, second = items[i][1], items[i + 1][1]
+        if isinstance(first, LlmCall) and isinstance(second, LlmCall) and _prepares(first, second):
+            second.absorb(first.span, first.step, first.calls)
+            del items[i]
+            merged = True
+        else:
+            i += 1
+    return merged
+
+
+def _prepares(first: LlmCall, second: LlmCall) -> bool:
+    if first.span.parent_span_id != second.span.parent_span_id:
+        return False
+    if first.step.model not in (None, second.step.model):
+        return False
+    return not _records_a_call(first) and _records_a_call(second)
+
+
+def _records_a_call(call: LlmCall) -> bool:
+    step = call.step
+    if step.input_tokens is not None or step.output_tokens is not None or call.calls:
+        return True
+    return any(
+        conventions.first_text(conventions.LLM_INPUT, span) is not None
+        or conventions.first_text(conventions.LLM_OUTPUT, span) is not None
+        for span in call.spans
+    )

@@ -1,0 +1,29 @@
+"""One labelled turn of a golden capture, normalized (for rule tests built on captures)."""
+
+from __future__ import annotations
+
+import json
+
+from collector.core.records import CompletionReason, Trace
+from collector.decode import decode_json
+from collector.normalize import ATTRIBUTE_SELECTOR, normalize
+from evaluators.trajectory import Trajectory
+from support.paths import GOLDEN
+
+TRACES = GOLDEN / "traces"
+
+
+def captured(framework: str, scenario: str, turn: int = 0) -> Trajectory:
+    """The trajectory of one labelled turn of a golden capture."""
+    folder = TRACES / framework
+    expected = json.loads((folder / f"{scenario}.expected.json").read_text())
+    spans = [
+        span
+        for line in (folder / f"{scenario}.jsonl").read_bytes().splitlines()
+        if line.strip()
+        for span in decode_json(line, ATTRIBUTE_SELECTOR).spans
+    ]
+    stray = set(expected.get("stray_traces", ()))
+    trace_id = [t for t in expected["trace_ids"] if t not in stray][turn]
+    mine = tuple(span for span in spans if span.trace_id.hex() == trace_id)
+    return normalize(Trace(mine[0].trace_id, mine, CompletionReason.END_OF_INPUT, 0, 0))
