@@ -58,6 +58,18 @@ _SESSION_SETTING = (
     "record the conversation id on the spans (gen_ai.conversation.id, or session.id, "
     "e.g. OpenInference using_session())"
 )
+# With model content captured, a content setting does not bring back a missing input or
+# answer: the instrumentation records it nowhere evald reads it. (Tool arguments and
+# results stay with the content settings: most conventions gate them separately.)
+_NOT_WHERE_READ = (
+    "content capture is on, but no span records {what} where evald reads it (a run span's "
+    "input.value / output.value or gen_ai.input.messages / gen_ai.output.messages, or the "
+    "model calls' messages): record it there (docs/instrument-your-agent.md)"
+)
+_DUPLICATE = (
+    "informational: two instrumentation layers recorded the same calls, merged into one "
+    "step each; instrument one layer only to avoid the double cost"
+)
 
 
 def missing(trajectory: Trajectory, needs: Iterable[str]) -> list[str]:
@@ -66,10 +78,16 @@ def missing(trajectory: Trajectory, needs: Iterable[str]) -> list[str]:
     return [gap for gap in trajectory.gaps if gap in wanted]
 
 
-def setting_for(conventions: Iterable[str], gap: str) -> str:
-    """What closes ``gap`` for the instrumentations ``conventions`` names."""
+def setting_for(conventions: Iterable[str], gap: str, content_recorded: bool = False) -> str:
+    """What closes ``gap`` for the instrumentations ``conventions`` names;
+    ``content_recorded``: the traces did record message content (so a content-capture
+    setting is not what a missing input or answer needs)."""
     if gap == SESSION_ID:
         return _SESSION_SETTING
+    if gap == DUPLICATE_INSTRUMENTATION:
+        return _DUPLICATE
+    if content_recorded and gap in (INPUT, OUTPUT):
+        return _NOT_WHERE_READ.format(what=_WHAT[gap])
     for convention in conventions:
         found = SETTINGS.get(convention)
         if found is not None:
@@ -81,7 +99,7 @@ def gap_error(trajectory: Trajectory, gaps: Iterable[str]) -> ErrorResult:
     """The result of an evaluator that needs ``gaps``: no verdict, and why."""
     names = list(gaps)
     what = ", ".join(_WHAT.get(gap, gap) for gap in names)
-    hint = setting_for(trajectory.conventions, names[0])
+    hint = setting_for(trajectory.conventions, names[0], CONTENT not in trajectory.gaps)
     return ErrorResult(
         error=GAP_ERROR,
         explanation=f"{what} not recorded by this instrumentation: {hint}",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collector.sinks.base import ResultSink
-from evaluators.gaps import setting_for
+from evaluators.gaps import CONTENT, setting_for
 from evaluators.runner import Outcome
 from evaluators.trajectory import StepKind, Trajectory
 
@@ -62,6 +62,7 @@ class ServiceStats:
     def to_json(self) -> dict[str, Any]:
         runs = self.traces - self.skipped
         conventions = sorted(self.conventions)
+        content_recorded = not self.gaps.get(CONTENT)  # every run recorded message content
         return {
             "traces": self.traces,
             "skipped": self.skipped,
@@ -72,7 +73,7 @@ class ServiceStats:
                 gap: {
                     "traces": count,
                     "share": round(count / runs, 4) if runs else 0.0,
-                    "setting": setting_for(conventions, gap),
+                    "setting": setting_for(conventions, gap, content_recorded),
                 }
                 for gap, count in sorted(self.gaps.items())
             },

@@ -64,3 +64,11 @@ def test_each_gap_names_the_setting_of_the_instrumentation_in_use() -> None:
         "gaps": ["input", "output"],
         "conventions": [],
     }
+
+
+def test_a_missing_input_with_content_captured_is_not_a_content_setting() -> None:
+    recorded = setting_for(("openinference",), "input", content_recorded=True)
+    assert recorded.startswith("content capture is on") and "HIDE" not in recorded
+    assert "HIDE" in setting_for(("openinference",), "input")  # content not recorded
+    assert "HIDE" in setting_for(("openinference",), "tool_args", content_recorded=True)
+    assert setting_for(("otel_genai",), "duplicate_instrumentation").startswith("informational")
