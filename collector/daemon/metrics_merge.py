@@ -2,7 +2,7 @@
 exposition (ADR 0018).
 
 Workers ship their registry's families (pickled ``prometheus_client`` metrics, with
-exemplars) when the front renders a scrape; ``merge`` makes them one:
+exemplars) when the front renders a scrape; ``merged`` makes them one:
 
 - counters, histograms and summaries are summed per label set; a histogram
   bucket keeps the newest exemplar any process had for it (its trace id is in the
@@ -56,16 +56,12 @@ _PAUSE_EVERY = 32  # samples merged between two pauses (~50 µs)
 _SampleKey = tuple[str, frozenset[tuple[str, str]]]
 
 
-def merge(front: Iterable[Metric], workers: Sequence[tuple[int, Iterable[Metric]]]) -> list[Metric]:
-    """One list of families: ``front``'s and each ``(index, families)`` of ``workers``."""
-    return list(merged(front, workers))
-
-
 def merged(
     front: Iterable[Metric], workers: Sequence[tuple[int, Iterable[Metric]]]
 ) -> Iterator[Metric]:
-    """``merge``, one family at a time: a renderer that pauses between families lets
-    other threads in between two families' merges."""
+    """``front``'s families and each ``(index, families)`` of ``workers`` as one, a
+    family at a time: a renderer that pauses between families lets other threads in
+    between two families' merges."""
     parts: dict[str, list[tuple[str, Metric]]] = {}
     for metric in front:
         if metric.type == "gauge" and not _front_owns(metric.name):

@@ -14,7 +14,7 @@ The step's arguments are the call's; the recorded text stays in ``raw``, and
 ``envelope`` keeps the outer object so that a tool whose real parameter is named
 ``input`` is not unwrapped when the model's request says so (``steps.tool_step``).
 Evidence beats the key lists both ways: when the model's request for the call is
-known and equals an envelope member, that member is the arguments (``as_requested``).
+known and equals an envelope member, that member is the arguments (``chosen``).
 
 Most recorded arguments are a plain JSON object, and most evaluators never read
 them: ``can_defer`` tells, without parsing, when nothing but the value depends on
@@ -91,9 +91,14 @@ def bind(arguments: Arguments, parameter: str | None) -> Any:
     return arguments.value
 
 
-def as_requested(value: Any, requested: Any) -> Any:
-    """``value``, or the envelope member of it that equals what the model requested
-    (an envelope with bookkeeping keys no list names)."""
+def chosen(arguments: Arguments, requested: Any) -> Any:
+    """The step's arguments out of what the span recorded (not bare), given what the
+    model requested for the call (None when unknown): an envelope the request names
+    whole is no envelope (a real parameter named ``input``); an envelope member equal
+    to the request is the arguments, whatever bookkeeping keys stand beside it."""
+    if arguments.envelope is not None:
+        return arguments.envelope if requested == arguments.envelope else arguments.value
+    value = arguments.value
     if isinstance(value, dict) and isinstance(requested, dict) and value != requested:
         for key in _ENVELOPE_KEYS:
             if key in value and value[key] == requested:

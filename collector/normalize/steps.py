@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from collector.core.records import AttrValue, Span
-from collector.normalize.arguments import as_requested, bind, parse_arguments
+from collector.normalize.arguments import bind, chosen, parse_arguments
 from collector.normalize.conventions import genai, langsmith, openinference, traceloop, vercel
 from collector.normalize.errors import span_error
 from collector.normalize.join import Joined
@@ -102,13 +102,10 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
         args, raw_args = arguments.value, arguments.raw
         if arguments.bare:
             args = bind(arguments, _single_parameter(draft, joined))
-        elif arguments.envelope is not None and request is not None:
-            if request.args == arguments.envelope:  # a real parameter named like the envelope
-                args = arguments.envelope
         elif args is None and request is not None:  # span without arguments (ADK/Strands)
             args, raw_args = request.args, request.raw_args
-        elif request is not None:
-            args = as_requested(args, request.args)
+        else:
+            args = chosen(arguments, request.args if request is not None else None)
     result: Any
     if draft.result_deferred:
         raw_result = draft.raw_result
@@ -146,11 +143,7 @@ def load_arguments(deferred: DeferredArguments) -> Any:
             deferred.name, deferred.requested, deferred.parameters, deferred.definitions
         )
         return bind(arguments, parameter)
-    if arguments.envelope is not None:
-        if deferred.requested == arguments.envelope:
-            return arguments.envelope  # a real parameter named like the envelope
-        return arguments.value
-    return as_requested(arguments.value, deferred.requested)
+    return chosen(arguments, deferred.requested)
 
 
 def unexecuted_step(llm: Step, call: RequestedCall) -> Step:

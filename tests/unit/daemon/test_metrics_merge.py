@@ -6,7 +6,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.openmetrics.exposition import generate_latest
 
-from collector.daemon.metrics_merge import merge, registry_of
+from collector.daemon.metrics_merge import merged, registry_of
 
 
 def worker_registry(received: int, held: int, specs: int, trace_id: str) -> CollectorRegistry:
@@ -29,7 +29,7 @@ def test_workers_are_summed_or_labelled_and_keep_their_exemplars() -> None:
         (0, list(worker_registry(3, 10, 7, "aa").collect())),
         (1, list(worker_registry(4, 5, 8, "bb").collect())),
     ]
-    registry = registry_of(lambda: merge(front.collect(), workers))
+    registry = registry_of(lambda: merged(front.collect(), workers))
     assert registry.get_sample_value("evald_spans_received_total", {"transport": "grpc"}) == 7
     assert registry.get_sample_value("evald_spans_in_flight") == 15
     assert registry.get_sample_value("evald_specs_loaded", {"worker": "0"}) == 7
