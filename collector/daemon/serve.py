@@ -16,6 +16,7 @@ import time
 
 from collector.config.settings import Config, ConfigError
 from collector.core.build_info import warn_if_interpreted
+from collector.core.gc_settings import settle_for_streaming
 from collector.core.clock import Clock, MonotonicClock
 from collector.daemon.admin import AdminServer
 from collector.daemon.front import FrontDaemon
@@ -139,6 +140,7 @@ async def run_daemon(config: Config) -> int:
         log.error("%s", exc)
         await daemon.shutdown()
         return 1
+    settle_for_streaming()  # everything loaded now lives until exit
     log.info(
         "evald ready: otlp grpc %s, otlp http %s, admin %s, %d specs, %d worker process%s",
         _where(config.receivers.otlp.grpc.enabled, daemon.grpc),

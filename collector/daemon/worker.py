@@ -24,6 +24,7 @@ from typing import Any
 
 from collector.config.settings import Config, Sessions
 from collector.core.clock import Clock, MonotonicClock
+from collector.core.gc_settings import settle_for_streaming
 from collector.daemon.frames import TRANSPORTS, Answer, Frame, Kind, encode, read_frame
 from collector.daemon.log_limits import limit_log_floods
 from collector.daemon.pipeline import Pipeline
@@ -131,6 +132,7 @@ class Worker:
         self.pipeline.start()
         await self._spec_watch.start()
         publisher = self._loop.create_task(self._publish_forever())
+        settle_for_streaming()  # everything loaded now lives until exit
         try:
             while (frame := await read_frame(reader)) is not None:
                 if frame.kind is Kind.DRAIN:

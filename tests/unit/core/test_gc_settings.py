@@ -1,0 +1,59 @@
+"""The collector settings of a streaming process: frozen startup objects, spaced collections."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from collector.core.gc_settings import OLDER_THRESHOLD, YOUNG_THRESHOLD
+
+
+def _in_fresh_process(code: str) -> str:
+    # Process-wide settings: checked in a child so the test process keeps its own.
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout.strip()
+
+
+def test_settling_freezes_what_is_alive_and_spaces_collections() -> None:
+    out = _in_fresh_process(
+        """
+        import gc
+        from collector.core.gc_settings import settle_for_streaming
+        kept = [[] for _ in range(1000)]
+        before = gc.get_freeze_count()
+        settle_for_streaming()
+        print(gc.get_freeze_count() - before >= 1000, *gc.get_threshold())
+        """
+    )
+    assert out.split() == ["True", str(YOUNG_THRESHOLD), str(OLDER_THRESHOLD), str(OLDER_THRESHOLD)]
+
+
+def test_young_cycles_are_still_collected() -> None:
+    # An exception kept with its traceback is a cycle; a plug-in evaluator raising on
+    # every trace must not grow the process until a full collection.
+    out = _in_fresh_process(
+        f"""
+        import gc, weakref
+        from collector.core.gc_settings import settle_for_streaming
+        settle_for_streaming()
+
+        class Node:
+            pass
+
+        refs = []
+        for _ in range({YOUNG_THRESHOLD} * 3):
+            node = Node()
+            node.self = node
+            refs.append(weakref.ref(node))
+            del node
+        print(sum(ref() is not None for ref in refs))
+        """
+    )
+    assert int(out) <= YOUNG_THRESHOLD
