@@ -1,6 +1,7 @@
 """Builds evald's compiled modules; everything else is in pyproject.toml.
 
-* ``collector.decode._wire`` (Cython, ``_wire.pyx``): the binary OTLP walker;
+* ``collector.decode._wire`` (Cython, ``_wire.pyx`` and the ``_wire_json.pxi`` it
+  includes): the binary and OTLP/JSON walkers;
 * ``collector.normalize`` (mypyc, the same ``.py`` files mypy --strict checks): the
   normalizer, every module but ``mappings`` (pydantic).
 

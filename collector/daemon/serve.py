@@ -16,8 +16,8 @@ import time
 
 from collector.config.settings import Config, ConfigError
 from collector.core.build_info import warn_if_interpreted
-from collector.core.gc_settings import settle_for_streaming
 from collector.core.clock import Clock, MonotonicClock
+from collector.core.gc_settings import settle_for_streaming
 from collector.daemon.admin import AdminServer
 from collector.daemon.front import FrontDaemon
 from collector.daemon.log_limits import limit_log_floods

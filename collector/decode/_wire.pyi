@@ -13,6 +13,15 @@ def walk(
     keep: Callable[[bytes], bool] | None,
 ) -> tuple[list[Span], int, str, int]: ...
 
+def walk_json(
+    data: bytes | bytearray | memoryview,
+    keep_all: bool,
+    keys: frozenset[str],
+    prefixes: tuple[str, ...],
+    max_value_size: int,
+    keep: Callable[[bytes], bool] | None,
+) -> tuple[list[Span], int, str, int]: ...
+
 SPAN_FIELDS: tuple[str, ...]
 EVENT_FIELDS: tuple[str, ...]
 RESOURCE_FIELDS: tuple[str, ...]

@@ -872,3 +872,6 @@ def walk(
         walker.validate(0, walker.size, 0, 1)
         walker.request()
     return walker.spans, walker.rejected, walker.message, walker.truncated
+
+
+include "_wire_json.pxi"

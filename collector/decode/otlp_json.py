@@ -6,9 +6,12 @@ integers may be strings or numbers, unknown fields are ignored. What is valid is
 what protobuf's own JSON parser accepts, with those deviations
 (``collector.decode.proto3_json``, the reference reading).
 
-Three paths give the same records (docs/adr/0016-hardening.md). The fastest
-(``collector.decode.otlp_json_typed``, docs/adr/0021-replay-throughput.md) has
-msgspec decode the bytes into typed structs; what it is not sure of is parsed again
+Four paths give the same records (docs/adr/0016-hardening.md). The compiled walk
+(``_wire.walk_json``, docs/adr/0024-json-walker-and-collector.md) reads the usual
+documents' bytes straight into records; what it leaves alone, and everything in a
+pure install, goes to the typed walk (``collector.decode.otlp_json_typed``,
+docs/adr/0021-replay-throughput.md), where msgspec decodes the bytes into typed
+structs; what that is not sure of is parsed again
 into dicts for the second, which walks a document msgspec parsed (so every string
 is valid Unicode and every number finite) directly into ``Span`` records, checking
 the type of every known field it meets; whatever it cannot vouch for (a wrong type,
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import binascii
 import json
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -44,7 +48,7 @@ from collector.decode.json_fields import Unsure
 from collector.decode.otlp_json_structs import parse_request
 from collector.decode.otlp_json_typed import TypedWalker
 from collector.decode.proto3_json import parse_message
-from collector.decode.protobuf import walk_parsed
+from collector.decode.protobuf import _wire, walk_parsed
 
 _fast_loads: Callable[[bytes | str], Any] = msgspec.json.Decoder().decode
 # Message depth as json_format counts it (the request is 1); deeper values are left
@@ -293,7 +297,24 @@ def decode_json_typed(
     keep: Callable[[bytes], bool] | None = None,
 ) -> DecodedBatch | None:
     """``decode_json``'s fast reading of ``data``, or None when it is not sure of the
-    document (then ``decode_json`` decides); never raises ``DecodeError``."""
+    document (then ``decode_json`` decides); never raises ``DecodeError``.
+
+    The compiled walk (``_wire.walk_json``) reads the usual documents; what it leaves
+    alone, and everything without it, msgspec and ``TypedWalker`` read.
+    """
+    if _wire is not None and not isinstance(data, str):
+        try:
+            spans, rejected, message, truncated = _wire.walk_json(
+                data,
+                selector.keep_all,
+                selector.keys,
+                selector.prefixes,
+                min(selector.max_value_size, sys.maxsize),  # a C ssize_t in the walker
+                keep,
+            )
+            return DecodedBatch(spans, rejected, message, truncated)
+        except (_wire.Unusual, UnicodeDecodeError):
+            pass  # a shape the compiled walk leaves to the typed one, valid or not
     try:
         return TypedWalker(selector, keep).batch(parse_request(data))
     except UNSURE:
