@@ -70,7 +70,9 @@ def stale_extensions(modules: Mapping[str, ModuleType] | None = None) -> list[st
         if not path.name.endswith(tuple(EXTENSION_SUFFIXES)):
             continue
         stem = path.name.split(".", 1)[0]
-        for source in (path.with_name(stem + ".py"), path.with_name(stem + ".pyx")):
+        # _wire.pyx includes _wire_json.pxi: an edit of either is a stale walker.
+        sources = (path.with_name(stem + ".py"), path.with_name(stem + ".pyx"))
+        for source in (*sources, path.with_name(stem + "_json.pxi")):
             if source.exists() and source.stat().st_mtime > path.stat().st_mtime:
                 stale.append(str(source))
     return stale
