@@ -12,7 +12,6 @@ def walk(
     max_value_size: int,
     keep: Callable[[bytes], bool] | None,
 ) -> tuple[list[Span], int, str, int]: ...
-
 def walk_json(
     data: bytes | bytearray | memoryview,
     keep_all: bool,
