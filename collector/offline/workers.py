@@ -18,9 +18,9 @@ import pickle
 import shutil
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for_exit
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -165,12 +165,17 @@ def _start_method() -> str:
 
 
 def _wait(processes: Sequence[Any], on_tick: Callable[[], None]) -> None:
-    """Until every worker exits, or one fails (then the others are not waited for)."""
-    while any(process.is_alive() for process in processes):
+    """Until every worker exits, or one fails (then the others are not waited for);
+    ``on_tick`` every ``_POLL_S`` and as each worker exits. Woken by the exit itself
+    (the processes' sentinels), not by the next poll: a sleep here cost every run half
+    a poll on average after its last worker was done."""
+    running = {process.sentinel: process for process in processes}
+    while running:
         if any(process.exitcode not in (None, 0) for process in processes):
             return
         on_tick()
-        time.sleep(_POLL_S)
+        for sentinel in wait_for_exit(list(running), timeout=_POLL_S):
+            del running[sentinel]
     on_tick()
 
 
