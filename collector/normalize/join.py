@@ -16,6 +16,13 @@ from typing import Any
 from collector.core.records import Span
 from collector.normalize.arguments import Arguments
 from collector.normalize.messages import RequestedCall
+from collector.normalize.step_records import (
+    INPUT_TOKENS,
+    MODEL,
+    NAME,
+    OUTPUT_TOKENS,
+    with_fields,
+)
 from collector.normalize.tools import ToolDraft
 from evaluators.trajectory import Step
 
@@ -42,11 +49,14 @@ class LlmCall:
         self.spans.append(inner)
         step = self.step
         tokens_in, tokens_out = step.input_tokens, step.output_tokens
-        self.step = step._replace(
-            model=step.model or inner_step.model,
-            name=step.name if step.model else inner_step.name,
-            input_tokens=inner_step.input_tokens if tokens_in is None else tokens_in,
-            output_tokens=inner_step.output_tokens if tokens_out is None else tokens_out,
+        self.step = with_fields(
+            step,
+            {
+                MODEL: step.model or inner_step.model,
+                NAME: step.name if step.model else inner_step.name,
+                INPUT_TOKENS: inner_step.input_tokens if tokens_in is None else tokens_in,
+                OUTPUT_TOKENS: inner_step.output_tokens if tokens_out is None else tokens_out,
+            },
         )
         if not self.calls and inner_calls:
             self.calls = inner_calls

@@ -32,6 +32,9 @@ class RequestedCall(NamedTuple):
     raw_args: str | None  # the JSON text when the instrumentation recorded a string
 
 
+_tuple_new: Any = tuple.__new__
+
+
 def _lc_fields(message: dict[str, Any]) -> dict[str, Any]:
     """The field dict of a LangChain dump (``data`` or constructor ``kwargs``), or the message."""
     inner = message.get("data") if "data" in message else message.get("kwargs")
@@ -160,7 +163,10 @@ def requested(call_id: Any, name: Any, arguments: Any) -> RequestedCall | None:
     if raw is not None:
         parsed = parse_json(raw)
         args = raw if parsed is INVALID else parsed
-    return RequestedCall(call_id if isinstance(call_id, str) and call_id else None, name, args, raw)
+    known_id = call_id if isinstance(call_id, str) and call_id else None
+    # By position (a NamedTuple's constructor is a Python function: see step_records).
+    call: RequestedCall = _tuple_new(RequestedCall, (known_id, name, args, raw))
+    return call
 
 
 def flattened_calls(

@@ -11,6 +11,7 @@ counts an attempt above one.
 from __future__ import annotations
 
 from collector.core.records import Span
+from collector.normalize.step_records import ATTEMPTS, DURATION, START, with_fields
 from collector.normalize.values import integer
 from evaluators.trajectory import Step, StepKind
 
@@ -43,10 +44,13 @@ def fold(steps: list[tuple[Step, int]]) -> list[Step]:
         if at is not None and _retry_of(out[at], step, attempt):
             first = out[at]
             end = step.start_unix_nano + round(step.duration_s * 1e9)
-            out[at] = step._replace(
-                start_unix_nano=first.start_unix_nano,
-                duration_s=max(0.0, (end - first.start_unix_nano) / 1e9),
-                attempts=first.attempts + 1,
+            out[at] = with_fields(
+                step,
+                {
+                    START: first.start_unix_nano,
+                    DURATION: max(0.0, (end - first.start_unix_nano) / 1e9),
+                    ATTEMPTS: first.attempts + 1,
+                },
             )
             continue
         last_tool[step.parent_span_id] = len(out)

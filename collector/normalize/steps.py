@@ -16,6 +16,7 @@ from collector.normalize.join import Joined
 from collector.normalize.mappings import Mappings
 from collector.normalize.messages import RequestedCall
 from collector.normalize.results import load_value, may_be_none
+from collector.normalize.step_records import duration_s, new_step
 from collector.normalize.tools import ToolDraft, single_parameter
 from collector.normalize.values import first, integer, scalar_text
 from evaluators.lazy import LazyValue
@@ -64,10 +65,10 @@ def plain_step(
     kind: StepKind, name: str, span: Span, parent: str | None, agent: str | None
 ) -> Step:
     """An agent/node/other step: identity, timing and error only."""
-    step_id, start, duration = span.span_id.hex(), span.start_unix_nano, span.duration_s
+    step_id, start, duration = span.span_id.hex(), span.start_unix_nano, duration_s(span)
     error = span_error(span)
-    return Step(kind, name, step_id, parent, start, duration, None, None, error, None, None,
-                agent, True, None, None, None)  # fmt: skip
+    return new_step(kind, name, step_id, parent, start, duration, None, None, error, None, None,
+                    agent, True, None, None, None)  # fmt: skip
 
 
 def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) -> Step:
@@ -81,9 +82,9 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
             break
     tokens_in = integer(first(attributes, INPUT_TOKEN_KEYS))
     tokens_out = integer(first(attributes, OUTPUT_TOKEN_KEYS))
-    start, duration, error = span.start_unix_nano, span.duration_s, span_error(span)
-    return Step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None, None,
-                error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip
+    start, duration, error = span.start_unix_nano, duration_s(span), span_error(span)
+    return new_step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None,
+                    None, error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip
 
 
 def tool_step(draft: ToolDraft, joined: Joined) -> Step:
@@ -113,9 +114,9 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
     else:
         result = draft.result.value
     call_id = draft.call_id or (request.call_id if request is not None else None)
-    return Step(StepKind.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
-                span.duration_s, args, result, draft.error, call_id, raw_args,
-                draft.agent, True, None, None, None)  # fmt: skip
+    return new_step(StepKind.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
+                    duration_s(span), args, result, draft.error, call_id, raw_args,
+                    draft.agent, True, None, None, None)  # fmt: skip
 
 
 class DeferredArguments:
@@ -149,8 +150,9 @@ def load_arguments(deferred: DeferredArguments) -> Any:
 def unexecuted_step(llm: Step, call: RequestedCall) -> Step:
     """A tool call the model requested but no tool span executed (placed at the LLM's end)."""
     end = llm.start_unix_nano + round(llm.duration_s * 1e9)
-    return Step(StepKind.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args, None,
-                None, call.call_id, call.raw_args, llm.agent, False, None, None, None)  # fmt: skip
+    return new_step(StepKind.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args,
+                    None, None, call.call_id, call.raw_args, llm.agent, False, None, None,
+                    None)  # fmt: skip
 
 
 def _single_parameter(draft: ToolDraft, joined: Joined) -> str | None:

@@ -1,0 +1,93 @@
+"""``Step`` records built and changed by position; a span's duration.
+
+A ``NamedTuple``'s constructor and ``_replace`` are Python functions (argument and
+keyword handling, defaults); the compiled normalizer builds a step per span and
+changes several, and those calls into the interpreter were ~8 % of its time
+(``perf``, synthetic traces). These build the same tuples with ``tuple.__new__``.
+The field order is checked at import, so a field added to ``StepRecord`` fails
+loudly here instead of shifting values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from collector.core.records import Span
+from evaluators.trajectory import Step, StepKind
+
+STEP_FIELDS: Final = (
+    "kind", "name", "span_id", "parent_span_id", "start_unix_nano", "duration_s", "args",
+    "result", "error", "call_id", "raw_args", "agent", "executed", "model", "input_tokens",
+    "output_tokens", "source", "attempts",
+)  # fmt: skip
+if Step._fields != STEP_FIELDS:
+    raise RuntimeError(
+        f"collector.normalize.step_records builds Step as {STEP_FIELDS} but it is "
+        f"{Step._fields}: update step_records.py"
+    )
+
+KIND: Final = STEP_FIELDS.index("kind")
+NAME: Final = STEP_FIELDS.index("name")
+START: Final = STEP_FIELDS.index("start_unix_nano")
+DURATION: Final = STEP_FIELDS.index("duration_s")
+CALL_ID: Final = STEP_FIELDS.index("call_id")
+MODEL: Final = STEP_FIELDS.index("model")
+INPUT_TOKENS: Final = STEP_FIELDS.index("input_tokens")
+OUTPUT_TOKENS: Final = STEP_FIELDS.index("output_tokens")
+ATTEMPTS: Final = STEP_FIELDS.index("attempts")
+
+_tuple_new: Any = tuple.__new__
+
+
+def new_step(  # noqa: PLR0917 - the record's fields, by position as Step(...) takes them
+    kind: StepKind,
+    name: str,
+    span_id: str,
+    parent_span_id: str | None,
+    start_unix_nano: int,
+    duration_s: float,
+    args: Any,
+    result: Any,
+    error: str | None,
+    call_id: str | None,
+    raw_args: str | None,
+    agent: str | None,
+    executed: bool,
+    model: str | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    source: str | None = None,
+    attempts: int = 1,
+) -> Step:
+    """``Step(...)`` with every field given by position (the last two defaulted)."""
+    step: Step = _tuple_new(
+        Step,
+        (kind, name, span_id, parent_span_id, start_unix_nano, duration_s, args, result,
+         error, call_id, raw_args, agent, executed, model, input_tokens, output_tokens,
+         source, attempts),
+    )  # fmt: skip
+    return step
+
+
+def duration_s(span: Span) -> float:
+    """``span.duration_s``, which is a Python property: called per span from compiled
+    code it ran in the interpreter (~4 % of the normalizer's time, ``perf``)."""
+    return max(0, span.end_unix_nano - span.start_unix_nano) / 1e9
+
+
+def with_field(step: Step, index: int, value: Any) -> Step:
+    """``step._replace`` of the field at ``index``; every other field as stored (a
+    lazily parsed value stays unparsed)."""
+    fields = list(step)
+    fields[index] = value
+    changed: Step = _tuple_new(Step, tuple(fields))
+    return changed
+
+
+def with_fields(step: Step, changes: dict[int, Any]) -> Step:
+    """``step._replace`` of the fields at the keys of ``changes``."""
+    fields = list(step)
+    for index, value in changes.items():
+        fields[index] = value
+    changed: Step = _tuple_new(Step, tuple(fields))
+    return changed

@@ -1,0 +1,49 @@
+"""Steps built and changed by position are the steps ``Step(...)``/``_replace`` give."""
+
+from __future__ import annotations
+
+from collector.core.records import Resource, Span
+from collector.normalize.step_records import (
+    ATTEMPTS,
+    CALL_ID,
+    KIND,
+    MODEL,
+    STEP_FIELDS,
+    duration_s,
+    new_step,
+    with_field,
+    with_fields,
+)
+from evaluators.lazy import LazyValue
+from evaluators.trajectory import Step, StepKind
+
+FIELDS = (StepKind.TOOL, "search", "ab", None, 5, 0.25, {"q": 1}, "ok", None, "c1", '{"q": 1}',
+          "agent", True, None, None, None)  # fmt: skip
+
+
+def test_new_step_is_the_step_the_constructor_builds() -> None:
+    built = new_step(*FIELDS)
+    assert type(built) is Step
+    assert built == Step(*FIELDS)
+    assert built._asdict() == Step(*FIELDS)._asdict()
+    assert new_step(*FIELDS, "messages", 3) == Step(*FIELDS, source="messages", attempts=3)
+    assert Step._fields == STEP_FIELDS
+
+
+def test_changed_fields_are_those_replace_changes_and_lazy_values_stay_unread() -> None:
+    lazy = LazyValue.of_json('{"q": 2}')
+    step = Step(*FIELDS)._replace(args=lazy)
+    changed = with_field(step, KIND, StepKind.CONTROL)
+    assert type(changed) is Step
+    assert changed == step._replace(kind=StepKind.CONTROL)
+    assert changed[6] is lazy and not lazy.loaded
+    several = with_fields(step, {CALL_ID: "c2", MODEL: "m", ATTEMPTS: 2})
+    assert several == step._replace(call_id="c2", model="m", attempts=2)
+    assert several[6] is lazy and not lazy.loaded
+
+
+def test_duration_is_the_span_property() -> None:
+    resource = Resource("svc", {})
+    for start, end in ((0, 1_500_000_000), (10, 10), (20, 5), (1, 2**62)):
+        span = Span(b"t" * 16, b"s" * 8, b"", "n", 1, start, end, 0, "", {}, (), resource, "")
+        assert duration_s(span) == span.duration_s
