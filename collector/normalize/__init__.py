@@ -7,8 +7,9 @@ lists every span attribute it reads, so the decoder can skip the rest.
 """
 
 from collector.normalize.attribute_keys import ATTRIBUTE_SELECTOR
-from collector.normalize.build import normalize, normalize_for, session_key
+from collector.normalize.build import normalize, normalize_for
 from collector.normalize.mappings import Mappings, ToolSpanRule
+from collector.normalize.session_id import session_key
 
 __all__ = [
     "ATTRIBUTE_SELECTOR",

@@ -44,6 +44,7 @@ from collector.normalize.step_list import (
     ordered_steps,
     sort_key,
 )
+from collector.normalize.step_records import duration_s, new_trajectory
 from collector.normalize.steps import (
     agent_name,
     llm_step,
@@ -95,21 +96,6 @@ def normalize_for(
     builder = _Builder(trace, tree, mappings)
     builder.call_ids = CALL_IDS in parts
     return builder.trajectory(), builder.left_out
-
-
-def session_key(trace: Trace, mappings: Mappings | None = None) -> tuple[str, str | None]:
-    """``(service, session id)`` of ``trace``'s trajectory, without building it.
-
-    Exactly what ``normalize`` puts in ``Trajectory.service`` / ``session_id`` (same
-    root, same span order), for a fraction of its cost: replay workers shard by it so
-    that every turn of a session reaches the same worker.
-    """
-    tree = SpanTree(trace.spans)
-    if not len(tree):
-        return "unknown_service", None
-    spans = tree.spans
-    service = spans[tree.root].resource.service_name
-    return service, session_id([spans[i] for i in tree.preorder()], mappings)
 
 
 class _Builder:
@@ -194,7 +180,7 @@ class _Builder:
         if steps and steps[-1].kind is StepKind.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
         output_text = output_text or control_output(steps)
-        return Trajectory(
+        return new_trajectory(
             trace_id=self.trace.trace_id.hex(),
             service=root.resource.service_name,
             agent=self.agent,
@@ -202,7 +188,7 @@ class _Builder:
             input=input_text,
             output=output_text,
             failed=error is not None,
-            latency_s=root.duration_s,
+            latency_s=duration_s(root),
             start_unix_nano=root.start_unix_nano,
             steps=steps,
             error=error,

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from collector.core.records import Span
+from collector.core.records import Span, Trace
 from collector.normalize.conventions import adk, genai, langsmith, openinference, traceloop, vercel
 from collector.normalize.mappings import Mappings
+from collector.normalize.tree import SpanTree
 from collector.normalize.values import scalar_text
 
 SESSION_KEYS = (
@@ -53,3 +54,18 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
         if found is not None:
             return found
     return None
+
+
+def session_key(trace: Trace, mappings: Mappings | None = None) -> tuple[str, str | None]:
+    """``(service, session id)`` of ``trace``'s trajectory, without building it.
+
+    Exactly what ``normalize`` puts in ``Trajectory.service`` / ``session_id`` (same
+    root, same span order), for a fraction of its cost: replay workers shard by it so
+    that every turn of a session reaches the same worker.
+    """
+    tree = SpanTree(trace.spans)
+    if not len(tree):
+        return "unknown_service", None
+    spans = tree.spans
+    service = spans[tree.root].resource.service_name
+    return service, session_id([spans[i] for i in tree.preorder()], mappings)

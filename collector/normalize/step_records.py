@@ -1,19 +1,21 @@
-"""``Step`` records built and changed by position; a span's duration.
+"""``Step`` and ``Trajectory`` records built by position, steps changed by position; a
+span's duration.
 
 A ``NamedTuple``'s constructor and ``_replace`` are Python functions (argument and
 keyword handling, defaults); the compiled normalizer builds a step per span and
 changes several, and those calls into the interpreter were ~8 % of its time
 (``perf``, synthetic traces). These build the same tuples with ``tuple.__new__``.
-The field order is checked at import, so a field added to ``StepRecord`` fails
-loudly here instead of shifting values.
+The field orders are checked at import, so a field added to ``StepRecord`` or
+``Trajectory`` fails loudly here instead of shifting values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from collector.core.records import Span
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step, StepKind, Trajectory
 
 STEP_FIELDS: Final = (
     "kind", "name", "span_id", "parent_span_id", "start_unix_nano", "duration_s", "args",
@@ -24,6 +26,17 @@ if Step._fields != STEP_FIELDS:
     raise RuntimeError(
         f"collector.normalize.step_records builds Step as {STEP_FIELDS} but it is "
         f"{Step._fields}: update step_records.py"
+    )
+
+TRAJECTORY_FIELDS: Final = (
+    "trace_id", "service", "agent", "session_id", "input", "output", "failed", "latency_s",
+    "start_unix_nano", "steps", "error", "agents", "root_span_id", "attributes",
+    "resource_attributes", "conventions", "incomplete", "gaps", "skip_reason",
+)  # fmt: skip
+if Trajectory._fields != TRAJECTORY_FIELDS:
+    raise RuntimeError(
+        f"collector.normalize.step_records builds Trajectory as {TRAJECTORY_FIELDS} but it "
+        f"is {Trajectory._fields}: update step_records.py"
     )
 
 KIND: Final = STEP_FIELDS.index("kind")
@@ -67,6 +80,38 @@ def new_step(  # noqa: PLR0917 - the record's fields, by position as Step(...) t
          source, attempts),
     )  # fmt: skip
     return step
+
+
+def new_trajectory(
+    *,
+    trace_id: str,
+    service: str,
+    agent: str | None,
+    session_id: str | None,
+    input: str | None,
+    output: str | None,
+    failed: bool,
+    latency_s: float,
+    start_unix_nano: int,
+    steps: tuple[Step, ...],
+    error: str | None,
+    agents: tuple[str, ...],
+    root_span_id: str | None,
+    attributes: Mapping[str, Any],
+    resource_attributes: Mapping[str, Any],
+    conventions: tuple[str, ...],
+    incomplete: bool,
+    gaps: tuple[str, ...],
+    skip_reason: str | None,
+) -> Trajectory:
+    """``Trajectory(...)`` with every field given (by keyword here, by position inside)."""
+    trajectory: Trajectory = _tuple_new(
+        Trajectory,
+        (trace_id, service, agent, session_id, input, output, failed, latency_s,
+         start_unix_nano, steps, error, agents, root_span_id, attributes, resource_attributes,
+         conventions, incomplete, gaps, skip_reason),
+    )  # fmt: skip
+    return trajectory
 
 
 def duration_s(span: Span) -> float:

@@ -1,4 +1,5 @@
-"""Steps built and changed by position are the steps ``Step(...)``/``_replace`` give."""
+"""Records built and changed by position are those ``Step(...)``, ``Trajectory(...)`` and
+``_replace`` give."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from collector.normalize.step_records import (
     STEP_FIELDS,
     duration_s,
     new_step,
+    new_trajectory,
     with_field,
     with_fields,
 )
 from evaluators.lazy import LazyValue
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step, StepKind, Trajectory
 
 FIELDS = (StepKind.TOOL, "search", "ab", None, 5, 0.25, {"q": 1}, "ok", None, "c1", '{"q": 1}',
           "agent", True, None, None, None)  # fmt: skip
@@ -47,3 +49,17 @@ def test_duration_is_the_span_property() -> None:
     for start, end in ((0, 1_500_000_000), (10, 10), (20, 5), (1, 2**62)):
         span = Span(b"t" * 16, b"s" * 8, b"", "n", 1, start, end, 0, "", {}, (), resource, "")
         assert duration_s(span) == span.duration_s
+
+
+def test_new_trajectory_is_the_trajectory_the_constructor_builds() -> None:
+    fields = {
+        "trace_id": "ab", "service": "svc", "agent": "a", "session_id": None, "input": "in",
+        "output": None, "failed": False, "latency_s": 0.5, "start_unix_nano": 3,
+        "steps": (Step(*FIELDS),), "error": None, "agents": ("a",), "root_span_id": "cd",
+        "attributes": {"k": "v"}, "resource_attributes": {}, "conventions": ("genai",),
+        "incomplete": False, "gaps": ("tool_args",), "skip_reason": None,
+    }  # fmt: skip
+    built = new_trajectory(**fields)
+    assert type(built) is Trajectory
+    assert built == Trajectory(**fields)
+    assert built._asdict() == fields
