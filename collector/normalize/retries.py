@@ -63,6 +63,7 @@ def _retry_of(earlier: Step, later: Step, attempt: int) -> bool:
         return False
     if not (earlier.executed and later.executed) or earlier.name != later.name:
         return False
-    if earlier.args != later.args:
+    if earlier.error is None and attempt <= 1:
         return False
-    return earlier.error is not None or attempt > 1
+    # Last: reading the arguments parses them (they are parsed lazily, ADR 0019).
+    return bool(earlier.args == later.args)
