@@ -108,12 +108,17 @@ def join(ordered: Sequence[ToolDraft | LlmCall]) -> dict[int, Joined]:
 
 def unexecuted(llms: Iterable[LlmCall]) -> list[tuple[LlmCall, RequestedCall]]:
     """Requests no tool span executed, in request order."""
-    return [
-        (llm, call)
-        for llm in llms
-        for call, matched in zip(llm.calls, llm.matched, strict=True)
-        if not matched
-    ]
+    # Indexes, not ``zip(strict=True)``: compiled, that zip is a generic call per model
+    # call (~2 % of the normalizer's time, ``perf``).
+    out: list[tuple[LlmCall, RequestedCall]] = []
+    for llm in llms:
+        calls, matched = llm.calls, llm.matched
+        if len(matched) != len(calls):
+            raise ValueError("a model call's requests and their flags differ in number")
+        for k in range(len(calls)):
+            if not matched[k]:
+                out.append((llm, calls[k]))
+    return out
 
 
 def _take(llm: LlmCall, k: int) -> Joined:
