@@ -504,6 +504,8 @@ cdef class _JsonWalk:
                         break
             if not has_key:
                 raise Unusual("KeyValue without a key")
+            if not has_value and depth > JSON_MAX_DEPTH:
+                raise Unusual("nested too deeply")  # the typed walk checks absent values too
             if not has_value and read:  # a key without a value: None, if wanted
                 wanted = self.wanted_key(key_start, key_end, keep_all)
             if wanted is not None:

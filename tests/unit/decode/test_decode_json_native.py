@@ -312,3 +312,14 @@ def test_deep_values_stop_where_the_typed_walk_stops() -> None:
         data = document(span([attribute("a", _nested(levels))]))
         assert_decoded_as_the_typed_walk_would(data)
         assert_same(data)
+
+
+def test_an_absent_value_deep_in_kvlists_stops_where_the_typed_walk_stops() -> None:
+    # The typed walk checks the depth of a KeyValue's value even when it is absent.
+    for levels in (18, 19, 20, 21):
+        value = '{"kvlistValue": {"values": [{"key": "x"}]}}'
+        for _ in range(levels - 1):
+            value = f'{{"kvlistValue": {{"values": [{{"key": "x", "value": {value}}}]}}}}'
+        data = document(span([attribute("a", value)]))
+        assert_decoded_as_the_typed_walk_would(data)
+        assert_same(data)
