@@ -300,7 +300,8 @@ def decode_json_typed(
     document (then ``decode_json`` decides); never raises ``DecodeError``.
 
     The compiled walk (``_wire.walk_json``) reads the usual documents; what it leaves
-    alone, and everything without it, msgspec and ``TypedWalker`` read.
+    alone, and everything without it, msgspec and ``TypedWalker`` read. ``keep`` must
+    be a pure function: it may be asked twice about a span (once by each walk).
     """
     if _wire is not None and not isinstance(data, str):
         try:
