@@ -313,6 +313,30 @@ def _text_slots_in_use():
     return sum(1 for i in range(TEXT_SLOTS) if _text_slots[i].text != NULL)
 
 
+cdef object _wanted_key(const unsigned char* data, Py_ssize_t n, bint keep_all, object keys,
+                        tuple prefixes):
+    """The key spelt by the UTF-8 ``data[:n]`` if ``keep_all`` or the selector (``keys``,
+    ``prefixes``) wants it, else None; the verdict is kept in the key's slot, per selector."""
+    cdef KeySlot* slot = _key_slot(data, n)
+    cdef bint wanted
+    if slot == NULL:
+        key = _shared_text(data, n)
+        wanted = keep_all or key in keys or key.startswith(prefixes)
+        return key if wanted else None
+    key = <object>slot.key
+    if keep_all:
+        return key
+    if slot.keys != <PyObject*>keys or slot.prefixes != <PyObject*>prefixes:
+        wanted = key in keys or key.startswith(prefixes)
+        Py_INCREF(keys)
+        Py_INCREF(prefixes)
+        Py_XDECREF(slot.keys)
+        Py_XDECREF(slot.prefixes)
+        slot.keys, slot.prefixes = <PyObject*>keys, <PyObject*>prefixes
+        slot.wanted = wanted
+    return key if slot.wanted else None
+
+
 cdef class _Walk:
     """One payload's walk: the buffer, the selector, and what was counted."""
 
@@ -573,26 +597,10 @@ cdef class _Walk:
             out[key] = None if value_start < 0 else self.any_value(value_start, value_end)
         return 0
 
-    cdef object wanted_key(self, Py_ssize_t start, Py_ssize_t end, bint keep_all):
+    cdef inline object wanted_key(self, Py_ssize_t start, Py_ssize_t end, bint keep_all):
         """The key at [start, end) if the selector (or ``keep_all``) wants it, else None."""
-        cdef KeySlot* slot = _key_slot(self.buf + start, end - start)
-        cdef bint wanted
-        if slot == NULL:
-            key = self.text(start, end)
-            wanted = keep_all or self.keep_all or key in self.keys or key.startswith(self.prefixes)
-            return key if wanted else None
-        key = <object>slot.key
-        if keep_all or self.keep_all:
-            return key
-        if slot.keys != <PyObject*>self.keys or slot.prefixes != <PyObject*>self.prefixes:
-            wanted = key in self.keys or key.startswith(self.prefixes)
-            Py_INCREF(self.keys)
-            Py_INCREF(self.prefixes)
-            Py_XDECREF(slot.keys)
-            Py_XDECREF(slot.prefixes)
-            slot.keys, slot.prefixes = <PyObject*>self.keys, <PyObject*>self.prefixes
-            slot.wanted = wanted
-        return key if slot.wanted else None
+        return _wanted_key(self.buf + start, end - start, keep_all or self.keep_all,
+                           self.keys, self.prefixes)
 
     cdef dict attributes(self, Py_ssize_t pos, Py_ssize_t end, int number, bint keep_all):
         """The ``KeyValue``s of field ``number`` of the message at [pos, end)."""

@@ -192,10 +192,6 @@ cdef class _JsonWalk:
             return self.unescaped(start, end)
         return _shared_text(self.buf + start, end - start)
 
-    cdef str text_field(self):
-        """A string field (``f.text``: a string; null is left to the typed walk)."""
-        return self.string()
-
     cdef inline int key(self, Py_ssize_t* start, Py_ssize_t* end) except -1:
         """Past an object key and its colon; escaped keys are left to the typed walk."""
         if self.string_bounds(start, end):
@@ -448,27 +444,11 @@ cdef class _JsonWalk:
     cdef dict kvlist(self, int depth):
         return self.values_list(depth, True)[0]
 
-    cdef object wanted_key(self, Py_ssize_t start, Py_ssize_t end, bint keep_all):
+    cdef inline object wanted_key(self, Py_ssize_t start, Py_ssize_t end, bint keep_all):
         """The key at [start, end) if the selector (or ``keep_all``) wants it, else None
-        (``_Walk.wanted_key`` on JSON bytes: unescaped keys are their UTF-8)."""
-        cdef KeySlot* slot = _key_slot(self.buf + start, end - start)
-        cdef bint wanted
-        if slot == NULL:
-            key = _shared_text(self.buf + start, end - start)
-            wanted = keep_all or self.keep_all or key in self.keys or key.startswith(self.prefixes)
-            return key if wanted else None
-        key = <object>slot.key
-        if keep_all or self.keep_all:
-            return key
-        if slot.keys != <PyObject*>self.keys or slot.prefixes != <PyObject*>self.prefixes:
-            wanted = key in self.keys or key.startswith(self.prefixes)
-            Py_INCREF(self.keys)
-            Py_INCREF(self.prefixes)
-            Py_XDECREF(slot.keys)
-            Py_XDECREF(slot.prefixes)
-            slot.keys, slot.prefixes = <PyObject*>self.keys, <PyObject*>self.prefixes
-            slot.wanted = wanted
-        return key if slot.wanted else None
+        (unescaped JSON keys are their UTF-8)."""
+        return _wanted_key(self.buf + start, end - start, keep_all or self.keep_all,
+                           self.keys, self.prefixes)
 
     cdef dict attributes(self, int depth, bint keep_all, bint read):
         """A KeyValue list whose values sit at message ``depth``; values not wanted (or
@@ -526,7 +506,7 @@ cdef class _JsonWalk:
                 self.key(&start, &end)
                 if self.named(start, end, b"name", 4):
                     bit = 1
-                    name = self.text_field()
+                    name = self.string()
                 elif self.named(start, end, b"timeUnixNano", 12):
                     bit = 2
                     time = self.uint64()
@@ -567,7 +547,7 @@ cdef class _JsonWalk:
                     code = self.enum(_JSON_STATUS_NAMES)
                 elif self.named(start, end, b"message", 7):
                     bit = 2
-                    message = self.text_field()
+                    message = self.string()
                 else:
                     raise Unusual("Status field left to the typed walk")
                 if seen & bit:
@@ -699,10 +679,10 @@ cdef class _JsonWalk:
                 self.key(&start, &end)
                 if self.named(start, end, b"name", 4):
                     bit = 1
-                    name = self.text_field()
+                    name = self.string()
                 elif self.named(start, end, b"version", 7):
                     bit = 2
-                    self.text_field()
+                    self.string()
                 elif self.named(start, end, b"attributes", 10):
                     bit = 4
                     self.attributes(6, True, False)
@@ -739,7 +719,7 @@ cdef class _JsonWalk:
                                 break
                 elif self.named(start, end, b"schemaUrl", 9):
                     bit = 4
-                    self.text_field()
+                    self.string()
                 else:
                     raise Unusual("ScopeSpans field left to the typed walk")
                 if seen & bit:
@@ -797,7 +777,7 @@ cdef class _JsonWalk:
                                 break
                 elif self.named(start, end, b"schemaUrl", 9):
                     bit = 4
-                    self.text_field()
+                    self.string()
                 else:
                     raise Unusual("ResourceSpans field left to the typed walk")
                 if seen & bit:
