@@ -18,7 +18,7 @@ from collector.normalize.join import Joined, LlmCall, join, unexecuted
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
-from collector.normalize.step_records import CALL_ID, KIND, with_field
+from collector.normalize.step_records import CALL_ID, KIND, with_fields
 from collector.normalize.steps import tool_step, unexecuted_step
 from collector.normalize.tools import ToolDraft
 from evaluators.trajectory import Step, StepKind
@@ -50,7 +50,7 @@ def ordered_steps(
             step, missed = _with_call_id(tool_step(item, link), link, llms, index_of, call_ids)
             left_out = left_out or missed
             if internal.matches(step.name):
-                step = with_field(step, KIND, StepKind.CONTROL)
+                step = with_fields(step, {KIND: StepKind.CONTROL})
             attempt = attempt_number(item.span)
             retried = retried or attempt > 1 or step.error is not None
             out.append((key, step, attempt))
@@ -85,7 +85,7 @@ def _with_call_id(
     if not call_ids:
         return step, True
     found = call_id_of(llms, index_of[id(link.llm)], step.name, step.args)
-    return (step if found is None else with_field(step, CALL_ID, found)), False
+    return (step if found is None else with_fields(step, {CALL_ID: found})), False
 
 
 def _model_calls(
@@ -146,7 +146,7 @@ def answer_tool(steps: tuple[Step, ...], outputs: Sequence[str]) -> tuple[Step, 
         return steps
     if not any(step.kind is StepKind.LLM for step in steps):
         return steps
-    return (*steps[:-1], with_field(last, KIND, StepKind.CONTROL))
+    return (*steps[:-1], with_fields(last, {KIND: StepKind.CONTROL}))
 
 
 def _lone_text(args: object) -> str | None:

@@ -120,17 +120,9 @@ def duration_s(span: Span) -> float:
     return max(0, span.end_unix_nano - span.start_unix_nano) / 1e9
 
 
-def with_field(step: Step, index: int, value: Any) -> Step:
-    """``step._replace`` of the field at ``index``; every other field as stored (a
-    lazily parsed value stays unparsed)."""
-    fields = list(step)
-    fields[index] = value
-    changed: Step = _tuple_new(Step, tuple(fields))
-    return changed
-
-
 def with_fields(step: Step, changes: dict[int, Any]) -> Step:
-    """``step._replace`` of the fields at the keys of ``changes``."""
+    """``step._replace`` of the fields at the keys of ``changes``; every other field as
+    stored (a lazily parsed value stays unparsed)."""
     fields = list(step)
     for index, value in changes.items():
         fields[index] = value

@@ -13,7 +13,6 @@ from collector.normalize.step_records import (
     duration_s,
     new_step,
     new_trajectory,
-    with_field,
     with_fields,
 )
 from evaluators.lazy import LazyValue
@@ -35,7 +34,7 @@ def test_new_step_is_the_step_the_constructor_builds() -> None:
 def test_changed_fields_are_those_replace_changes_and_lazy_values_stay_unread() -> None:
     lazy = LazyValue.of_json('{"q": 2}')
     step = Step(*FIELDS)._replace(args=lazy)
-    changed = with_field(step, KIND, StepKind.CONTROL)
+    changed = with_fields(step, {KIND: StepKind.CONTROL})
     assert type(changed) is Step
     assert changed == step._replace(kind=StepKind.CONTROL)
     assert changed[6] is lazy and not lazy.loaded
