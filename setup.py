@@ -3,7 +3,10 @@
 * ``collector.decode._wire`` (Cython, ``_wire.pyx`` and the ``_wire_json.pxi`` it
   includes): the binary and OTLP/JSON walkers;
 * ``collector.normalize`` (mypyc, the same ``.py`` files mypy --strict checks): the
-  normalizer, every module but ``mappings`` (pydantic).
+  normalizer, every module but ``mappings`` (pydantic), compiled as one library
+  (``evald_normalizer__mypyc``, top level beside the packages: where mypyc's runtime
+  expects a library that holds several modules) with a small importable module for
+  each source.
 
 Both are optional extensions: without a C compiler the install still succeeds and
 evald runs the same code interpreted (slower; logged at start, and reported by
@@ -24,25 +27,29 @@ from typing import Any
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-NORMALIZER = "collector.normalize"  # its modules, and mypyc's libraries for them
+NORMALIZER = "collector.normalize"  # its modules
+# The one library mypyc compiles them into. One library, not one per module: calls
+# between the normalizer's modules are then plain C calls that the compiler can
+# inline, ~8-10 % of normalize time (docs/adr/0011-compiled-hot-path.md).
+NORMALIZER_LIBRARY = "evald_normalizer"
 
 
 class BuildExt(build_ext):
     """The optional extensions, with the normalizer all or nothing.
 
-    mypyc makes a small module and a library for each source; if one library fails
-    to build (a compiler killed for memory on a small builder), its module would be
-    installed without it and ``import collector.normalize`` would fail. So one
-    failure drops every normalizer extension, including stale ones from an earlier
-    build at the same place: the normalizer then runs interpreted, as without a
-    compiler.
+    mypyc makes a small module for each source and one library; if the library (or a
+    module) fails to build (a compiler killed for memory on a small builder), the
+    modules would be installed without it and ``import collector.normalize`` would
+    fail. So one failure drops every normalizer extension, including stale ones from
+    an earlier build at the same place: the normalizer then runs interpreted, as
+    without a compiler.
     """
 
     def build_extension(self, ext: Any) -> None:
         try:
             super().build_extension(ext)
         except Exception:
-            if ext.name.startswith(NORMALIZER):
+            if _of_normalizer(ext.name):
                 self.normalizer_failed = True
             raise
 
@@ -51,7 +58,7 @@ class BuildExt(build_ext):
         super().build_extensions()
         if not self.normalizer_failed:
             return
-        dropped = [ext for ext in self.extensions if ext.name.startswith(NORMALIZER)]
+        dropped = [ext for ext in self.extensions if _of_normalizer(ext.name)]
         # Where this build puts them: the source tree (editable) or the build directory
         # (a wheel). Never the other one: a wheel built without a compiler must not
         # delete the modules of an editable install in the same tree.
@@ -59,6 +66,11 @@ class BuildExt(build_ext):
             Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
         self.extensions = [ext for ext in self.extensions if ext not in dropped]
         self.warn("a normalizer module failed to compile: the normalizer runs interpreted")
+
+
+def _of_normalizer(extension: str) -> bool:
+    """Whether ``extension`` is one of the normalizer's modules or its library."""
+    return extension.startswith(NORMALIZER) or extension.startswith(NORMALIZER_LIBRARY)
 
 
 def _available(module: str, compiles: str) -> bool:
@@ -97,7 +109,7 @@ def _normalizer() -> list[Extension]:
         for path in Path("collector/normalize").rglob("*.py")
         if path.name != "mappings.py"  # pydantic models: interpreted
     )
-    extensions = mypycify(sources, opt_level="3", separate=True)
+    extensions = mypycify(sources, opt_level="3", separate=[(sources, NORMALIZER_LIBRARY)])
     for extension in extensions:
         extension.optional = True
     return extensions
