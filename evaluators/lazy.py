@@ -26,7 +26,10 @@ import copy
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-_UNSET: Final = object()
+UNREAD: Final = object()
+"""``LazyValue._value`` before the first read. Public for code that builds
+``LazyValue``s without calling the class (the compiled normalizer,
+``collector.normalize.step_records.new_lazy``): it must start them at this."""
 
 
 class LazyValue:
@@ -41,7 +44,7 @@ class LazyValue:
     def __init__(self, load: Callable[[Any], Any], source: Any, maybe_none: bool = True) -> None:
         self._load = load
         self._source = source
-        self._value: Any = _UNSET
+        self._value: Any = UNREAD
         self.maybe_none = maybe_none
 
     @classmethod
@@ -55,14 +58,14 @@ class LazyValue:
     def value(self) -> Any:
         """The plain value (parsed on the first read)."""
         found = self._value
-        if found is _UNSET:
+        if found is UNREAD:
             found = self._value = self._load(self._source)
         return found
 
     @property
     def loaded(self) -> bool:
         """Whether the value has been read already (for tests and benchmarks)."""
-        return self._value is not _UNSET
+        return self._value is not UNREAD
 
     # Reads, delegated to the value.
     def __getitem__(self, key: Any) -> Any:

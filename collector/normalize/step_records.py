@@ -1,20 +1,22 @@
 """``Step`` and ``Trajectory`` records built by position, steps changed by position; a
-span's duration.
+span's duration; lazily parsed values built without their ``__init__``.
 
 A ``NamedTuple``'s constructor and ``_replace`` are Python functions (argument and
 keyword handling, defaults); the compiled normalizer builds a step per span and
 changes several, and those calls into the interpreter were ~8 % of its time
 (``perf``, synthetic traces). These build the same tuples with ``tuple.__new__``.
-The field orders are checked at import, so a field added to ``StepRecord`` or
-``Trajectory`` fails loudly here instead of shifting values.
+``LazyValue.__init__`` is one too (two per tool call). The field orders and slots
+are checked at import, so a field added to ``StepRecord``, ``Trajectory`` or
+``LazyValue`` fails loudly here instead of shifting or missing values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from collector.core.records import Span
+from evaluators.lazy import UNREAD, LazyValue
 from evaluators.trajectory import Step, StepKind, Trajectory
 
 STEP_FIELDS: Final = (
@@ -39,6 +41,12 @@ if Trajectory._fields != TRAJECTORY_FIELDS:
         f"is {Trajectory._fields}: update step_records.py"
     )
 
+if LazyValue.__slots__ != ("_load", "_source", "_value", "maybe_none"):
+    raise RuntimeError(
+        f"collector.normalize.step_records sets LazyValue's _load, _source, _value and "
+        f"maybe_none but its slots are {LazyValue.__slots__}: update new_lazy"
+    )
+
 KIND: Final = STEP_FIELDS.index("kind")
 NAME: Final = STEP_FIELDS.index("name")
 START: Final = STEP_FIELDS.index("start_unix_nano")
@@ -50,6 +58,7 @@ OUTPUT_TOKENS: Final = STEP_FIELDS.index("output_tokens")
 ATTEMPTS: Final = STEP_FIELDS.index("attempts")
 
 _tuple_new: Any = tuple.__new__
+_object_new: Any = object.__new__
 
 
 def new_step(  # noqa: PLR0917 - the record's fields, by position as Step(...) takes them
@@ -128,3 +137,14 @@ def with_fields(step: Step, changes: dict[int, Any]) -> Step:
         fields[index] = value
     changed: Step = _tuple_new(Step, tuple(fields))
     return changed
+
+
+def new_lazy(load: Callable[[Any], Any], source: Any, maybe_none: bool) -> LazyValue:
+    """``LazyValue(load, source, maybe_none)``, its slots set here (attribute stores
+    compiled to C calls) instead of by its ``__init__`` run in the interpreter."""
+    value: LazyValue = _object_new(LazyValue)
+    value._load = load
+    value._source = source
+    value._value = UNREAD
+    value.maybe_none = maybe_none
+    return value

@@ -16,10 +16,9 @@ from collector.normalize.join import Joined
 from collector.normalize.mappings import Mappings
 from collector.normalize.messages import RequestedCall
 from collector.normalize.results import load_value, may_be_none
-from collector.normalize.step_records import duration_s, new_step
+from collector.normalize.step_records import duration_s, new_lazy, new_step
 from collector.normalize.tools import ToolDraft, single_parameter
 from collector.normalize.values import first, integer, scalar_text
-from evaluators.lazy import LazyValue
 from evaluators.trajectory import Step, StepKind
 
 AGENT_NAME_KEYS = (
@@ -97,7 +96,7 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
     if draft.arguments_deferred:
         raw_args = draft.raw_arguments
         deferred = DeferredArguments(raw_args, draft, joined)
-        args = LazyValue(load_arguments, deferred, False)  # an object, or a bare value bound
+        args = new_lazy(load_arguments, deferred, False)  # an object, or a bare value bound
     else:
         arguments = draft.arguments
         args, raw_args = arguments.value, arguments.raw
@@ -110,7 +109,7 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
     result: Any
     if draft.result_deferred:
         raw_result = draft.raw_result
-        result = LazyValue(load_value, raw_result, raw_result is None or may_be_none(raw_result))
+        result = new_lazy(load_value, raw_result, raw_result is None or may_be_none(raw_result))
     else:
         result = draft.result.value
     call_id = draft.call_id or (request.call_id if request is not None else None)

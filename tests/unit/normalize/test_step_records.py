@@ -1,7 +1,10 @@
 """Records built and changed by position are those ``Step(...)``, ``Trajectory(...)`` and
-``_replace`` give."""
+``_replace`` give; a ``LazyValue`` built without its ``__init__`` is the one it builds."""
 
 from __future__ import annotations
+
+import json
+import pickle
 
 from collector.core.records import Resource, Span
 from collector.normalize.step_records import (
@@ -11,6 +14,7 @@ from collector.normalize.step_records import (
     MODEL,
     STEP_FIELDS,
     duration_s,
+    new_lazy,
     new_step,
     new_trajectory,
     with_fields,
@@ -62,3 +66,24 @@ def test_new_trajectory_is_the_trajectory_the_constructor_builds() -> None:
     assert type(built) is Trajectory
     assert built == Trajectory(**fields)
     assert built._asdict() == fields
+
+
+def test_new_lazy_is_the_lazy_value_the_constructor_builds() -> None:
+    loads: list[str] = []
+
+    def load(text: str) -> object:
+        loads.append(text)
+        return json.loads(text)
+
+    for maybe_none in (False, True):
+        built, called = (
+            new_lazy(load, '{"q": [1]}', maybe_none),
+            LazyValue(load, '{"q": [1]}', maybe_none),
+        )
+        assert type(built) is LazyValue
+        assert not built.loaded and built.maybe_none is maybe_none
+        assert not loads  # nothing parsed until read
+        assert built == called == {"q": [1]} and built["q"] == [1]
+        assert built.loaded and loads == ['{"q": [1]}', '{"q": [1]}']
+        assert pickle.loads(pickle.dumps(built)) == {"q": [1]}
+        loads.clear()
