@@ -99,8 +99,22 @@ _SHORTHAND_MATCHERS: dict[str, CallMatcher] = {
 
 
 def called_steps(trajectory: Trajectory, kinds: Sequence[StepKind]) -> tuple[Step, ...]:
-    """The steps of ``kinds`` that actually ran (requested-only calls excluded)."""
-    return tuple([step for step in trajectory.steps if step.executed and step.kind in kinds])
+    """The steps of ``kinds`` that actually ran (requested-only calls excluded).
+
+    The last answer is kept (one trajectory, one ``kinds``): most evaluators of a
+    spec ask for the executed tool calls of the trajectory they are given in turn.
+    """
+    global _last_called  # noqa: PLW0603 - a one-entry memo, swapped atomically
+    last = _last_called
+    if last is not None and last[0] is trajectory and last[1] == kinds:
+        return last[2]
+    found = tuple([step for step in trajectory.steps if step.executed and step.kind in kinds])
+    if type(trajectory.steps) is tuple:  # immutable: safe to keep
+        _last_called = (trajectory, tuple(kinds), found)
+    return found
+
+
+_last_called: tuple[Trajectory, tuple[StepKind, ...], tuple[Step, ...]] | None = None
 
 
 Pairs = list[tuple[int, int]]
@@ -241,14 +255,38 @@ class MatchSummary(NamedTuple):
     extra: list[str]  # predicted steps not matched
 
 
+def kept_matching(pairs: Pairs) -> bool:
+    """Whether ``pairs`` is a matching the memo keeps (``ordered_matching`` or
+    ``maximum_matching`` of the last table): read-only, so callers may key on it."""
+    last = _last
+    return last is not None and (pairs is last.maximum or pairs is last.ordered)
+
+
+def labels(reference: Sequence[ExpectedStep]) -> list[str]:
+    """``item.label()`` of every reference item (kept for the last reference tuple:
+    the reference evaluators of a spec ask for the same one; read-only)."""
+    global _last_labels  # noqa: PLW0603 - a one-entry memo, swapped atomically
+    last = _last_labels
+    if last is not None and last[0] is reference:
+        return last[1]
+    found = [item.label() for item in reference]
+    if type(reference) is tuple:
+        _last_labels = (reference, found)
+    return found
+
+
+_last_labels: tuple[object, list[str]] | None = None
+
+
 def summarize(
     reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: Pairs
 ) -> MatchSummary:
     """The unmatched reference items and predicted steps of ``pairs``."""
     used_ref = {i for i, _ in pairs}
     used_pred = {j for _, j in pairs}
+    names = labels(reference)
     return MatchSummary(
-        missing=[item.label() for i, item in enumerate(reference) if i not in used_ref],
+        missing=[label for i, label in enumerate(names) if i not in used_ref],
         extra=[step.name for j, step in enumerate(predicted) if j not in used_pred],
     )
 

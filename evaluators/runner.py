@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from evaluators.base import Evaluator, Unit
 from evaluators.gaps import gap_error, missing
@@ -49,6 +49,7 @@ ALWAYS = ("latency", "failure")
 """Evaluators that run on every trace, spec or not (Vertex adds them by default)."""
 
 _RESULT_TYPES = (NumericResult, BooleanResult, ErrorResult)
+_RESULT_CLASSES = frozenset(_RESULT_TYPES)  # exactly these (subclasses: ``_RESULT_TYPES``)
 
 
 class Outcome(NamedTuple):
@@ -73,6 +74,8 @@ def verdict(
     evaluator: Evaluator[Any, Any], result: EvaluationResult, threshold: float | None
 ) -> bool | None:
     """Pass / fail of ``result`` (see the module doc); None when there is no verdict."""
+    if type(result) is NumericResult:  # exact class first: isinstance on pydantic is slower
+        return None if threshold is None else evaluator.passed(result.score, threshold)
     if isinstance(result, ErrorResult):
         return None
     if isinstance(result, BooleanResult):
@@ -124,7 +127,7 @@ class EvaluationRunner:
         started = self._clock()
         result: EvaluationResult
         try:
-            gaps = self._gaps(trajectory, bound)
+            gaps = self._gaps(trajectory, bound) if trajectory.gaps else None
             if gaps:  # not recorded is not failed: no verdict, and which setting records it
                 result, passed = gap_error(trajectory, gaps), None
             else:
@@ -175,17 +178,21 @@ class EvaluationRunner:
             result = self._isolated.call(evaluator, call)
         else:
             result = evaluator.evaluate(trajectory, criteria)
-            if not isinstance(result, _RESULT_TYPES) and inspect.isawaitable(result):
+            if type(result) not in _RESULT_CLASSES and inspect.isawaitable(result):
                 result = self._await(result)
-        if not isinstance(result, _RESULT_TYPES):
+        # The exact classes first: isinstance on pydantic models is slower.
+        if type(result) not in _RESULT_CLASSES and not isinstance(result, _RESULT_TYPES):
             raise TypeError(
                 f"evaluate() returned {type(result).__name__}, "
                 "expected NumericResult, BooleanResult or ErrorResult"
             )
-        if isinstance(result, NumericResult) and not math.isfinite(result.score):
-            # NaN would poison every mean and fail silently (NaN >= t is False): not a score.
-            raise ValueError(f"evaluate() returned a non-finite score {result.score}")
-        return result
+        checked = cast(EvaluationResult, result)
+        # NaN would poison every mean and fail silently (NaN >= t is False): not a score.
+        if (
+            type(checked) is NumericResult or isinstance(checked, NumericResult)
+        ) and not math.isfinite(checked.score):
+            raise ValueError(f"evaluate() returned a non-finite score {checked.score}")
+        return checked
 
     def _await(self, awaitable: Awaitable[object]) -> object:
         try:

@@ -8,6 +8,7 @@ or not) with the numbers in ``details``, except ``tool_error_rate``, a score
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any, Literal, NamedTuple, Self
@@ -29,12 +30,65 @@ def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
     """One key per step, equal exactly when ``call_key`` is: the same call.
 
     ``call_key`` costs a ``json.dumps`` per call (~10 µs for a few hundred bytes of
-    arguments), and two calls of different tools are never the same call: only the
-    steps whose tool is called more than once get a ``call_key``; the others get
-    ``(name,)``, unique among them and never equal to a string.
+    arguments), so it is computed only where two steps could be the same call: for a
+    tool called more than once, and then only for the calls whose arguments are not
+    provably different from those of every other call of that tool
+    (``surely_different``, which usually decides at the first differing value). The
+    other steps get ``(name, position)``: unique, and never equal to a string.
     """
     counts = Counter(step.name for step in steps)
-    return [call_key(step) if counts[step.name] > 1 else (step.name,) for step in steps]
+    keys: list[Hashable] = [(step.name, at) for at, step in enumerate(steps)]
+    groups: dict[str, list[int]] = {}
+    for at, step in enumerate(steps):
+        if counts[step.name] > 1:
+            groups.setdefault(step.name, []).append(at)
+    for positions in groups.values():
+        values = [steps[at].args for at in positions]
+        for k, at in enumerate(positions):
+            mine = values[k]
+            if not all(surely_different(mine, values[o]) for o in range(len(values)) if o != k):
+                keys[at] = call_key(steps[at])
+    return keys
+
+
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+_ARRAYS: frozenset[type] = frozenset({list, tuple})  # json.dumps writes both as arrays
+_JSON_TYPES = _SCALARS | _ARRAYS | {dict}
+
+
+def surely_different(a: Any, b: Any) -> bool:
+    """True only if ``a`` and ``b`` certainly have different canonical JSON (the
+    ``json.dumps(..., sort_keys=True, default=str)`` of ``call_key``); False when they
+    may have the same (equal values, ``-0.0`` and ``0.0``, two NaNs, or anything
+    outside JSON's types, which ``default=str`` writes as text)."""
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        if ta in _ARRAYS and tb in _ARRAYS:
+            return _arrays_differ(a, b)
+        # Two different JSON types never write alike (true / 1 / 1.0 / "1" / null).
+        return ta in _JSON_TYPES and tb in _JSON_TYPES
+    if ta is str or ta is int or ta is bool:
+        return bool(a != b)
+    if ta is float:
+        nan_a, nan_b = math.isnan(a), math.isnan(b)
+        if nan_a or nan_b:  # NaN writes "NaN" whichever NaN it is
+            return nan_a is not nan_b
+        return bool(a != b)  # repr round-trips: unequal floats write apart
+    if ta in _ARRAYS:
+        return _arrays_differ(a, b)
+    if ta is dict:
+        if not all(type(key) is str for key in a) or not all(type(key) is str for key in b):
+            return False  # json.dumps writes 1 and "1" as the same key
+        if a.keys() != b.keys():
+            return True
+        return any(surely_different(value, b[key]) for key, value in a.items())
+    return False
+
+
+def _arrays_differ(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    if len(a) != len(b):
+        return True
+    return any(surely_different(x, y) for x, y in zip(a, b, strict=True))
 
 
 class MaxStepsCriteria(Criteria):

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
-from evaluators.matching import names_match
+from evaluators.matching import called_steps, names_match
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -27,9 +27,11 @@ class StepsConfig(EvaluatorConfig):
     step_kinds: tuple[StepKind, ...] = Field(default=(StepKind.TOOL,), min_length=1)
 
 
-def executed(trajectory: Trajectory, kinds: Sequence[StepKind] = (StepKind.TOOL,)) -> list[Step]:
-    """The steps of ``kinds`` that ran, in order."""
-    return [step for step in trajectory.steps if step.executed and step.kind in kinds]
+def executed(
+    trajectory: Trajectory, kinds: Sequence[StepKind] = (StepKind.TOOL,)
+) -> tuple[Step, ...]:
+    """The steps of ``kinds`` that ran, in order (``matching.called_steps``)."""
+    return called_steps(trajectory, kinds)
 
 
 class ToolsCriteria(Criteria):

@@ -23,6 +23,8 @@ from evaluators.matching import (
     MatchSummary,
     Pairs,
     called_steps,
+    kept_matching,
+    labels,
     names_match,
     summarize,
 )
@@ -99,10 +101,29 @@ def shared_inputs(
     if shared.trajectory is not trajectory or shared.kinds != kinds:
         shared.trajectory, shared.kinds = trajectory, kinds
         shared.predicted = called_steps(trajectory, kinds)
-    elif shared.reference is not reference and shared.reference == reference:
+    elif shared.reference is not reference and _equal(shared.reference, reference):
         return shared.reference, shared.predicted
     shared.reference = reference
     return reference, shared.predicted
+
+
+def _equal(a: tuple[ExpectedStep, ...], b: tuple[ExpectedStep, ...]) -> bool:
+    """``a == b``, kept per pair of objects: the references of a spec's evaluators are
+    long-lived, immutable spec data, compared on every trace (the kept pair holds both
+    objects, so their ids cannot be reused while the answer is kept)."""
+    key = (id(a), id(b))
+    found = _EQUAL.get(key)
+    if found is not None and found[0] is a and found[1] is b:
+        return found[2]
+    equal = a == b
+    if len(_EQUAL) >= _EQUAL_KEPT:
+        _EQUAL.clear()
+    _EQUAL[key] = (a, b, equal)
+    return equal
+
+
+_EQUAL_KEPT = 256
+_EQUAL: dict[tuple[int, int], tuple[object, object, bool]] = {}
 
 
 def compares_args(setting: ArgsSetting, criteria: TrajectoryCriteria) -> bool:
@@ -121,10 +142,27 @@ def match_details(
 ) -> dict[str, Any]:
     """Both trajectories as labels, the matched index pairs, what was left over (the
     ``summary`` of ``pairs``, when the caller has it), and the reference names that
-    stand for several namespaced tools (``ambiguous``)."""
+    stand for several namespaced tools (``ambiguous``). A new dict of new lists:
+    callers may change it."""
+    return _copied(summary_and_details(reference, predicted, pairs, summary)[1])
+
+
+def summary_and_details(
+    reference: Sequence[ExpectedStep],
+    predicted: Sequence[Step],
+    pairs: Pairs,
+    summary: MatchSummary | None = None,
+) -> tuple[MatchSummary, dict[str, Any]]:
+    """``summarize`` and ``match_details`` of ``pairs``, both read-only: the last answer
+    is kept for a kept matching (``matching.kept_matching``) of the shared inputs, which
+    several reference evaluators of one spec judge in turn (``match_details`` copies)."""
+    global _last_details  # noqa: PLW0603 - a one-entry memo; a tuple is swapped atomically
+    last = _last_details
+    if last is not None and last[0] is reference and last[1] is predicted and last[2] is pairs:
+        return last[3], last[4]
     summary = summary or summarize(reference, predicted, pairs)
     details: dict[str, Any] = {
-        "reference": [item.label() for item in reference],
+        "reference": labels(reference),
         "predicted": [step.name for step in predicted],
         "matched": [list(pair) for pair in pairs],
         "missing": summary.missing,
@@ -133,7 +171,21 @@ def match_details(
     ambiguous = ambiguous_names(reference, predicted)
     if ambiguous:
         details["ambiguous"] = ambiguous
-    return details
+    if type(reference) is tuple and type(predicted) is tuple and kept_matching(pairs):
+        _last_details = (reference, predicted, pairs, summary, details)
+    return summary, details
+
+
+_last_details: tuple[object, object, object, MatchSummary, dict[str, Any]] | None = None
+
+
+def _copied(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` with its lists (and the lists inside them or in ``ambiguous``) new."""
+    out: dict[str, Any] = {key: list(v) for key, v in details.items() if key != "ambiguous"}
+    out["matched"] = [list(pair) for pair in details["matched"]]
+    if "ambiguous" in details:
+        out["ambiguous"] = {name: list(full) for name, full in details["ambiguous"].items()}
+    return out
 
 
 def ambiguous_names(

@@ -33,6 +33,7 @@ from evaluators.builtin.reference_base import (
     TrajectoryMatchConfig,
     match_details,
     ratio,
+    summary_and_details,
 )
 from evaluators.matching import (
     Pairs,
@@ -40,7 +41,6 @@ from evaluators.matching import (
     explain,
     maximum_matching,
     ordered_matching,
-    summarize,
 )
 from evaluators.reference import ExpectedStep
 from evaluators.results import BooleanResult, NumericResult
@@ -61,8 +61,8 @@ def _result(
     explanation: str | None = None,
 ) -> NumericResult:
     """A result whose details list both trajectories and what was left over."""
-    summary = summarize(reference, predicted, pairs)
-    details = match_details(reference, predicted, pairs, summary)
+    summary = summary_and_details(reference, predicted, pairs)[0]  # kept: shared, read-only
+    details = match_details(reference, predicted, pairs)  # a copy of the kept details
     return NumericResult(score=score, explanation=explanation or explain(summary), details=details)
 
 

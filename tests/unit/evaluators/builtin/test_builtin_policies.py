@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from evaluators.builtin.limits import (
     call_identities,
     call_key,
     longest_loop,
+    surely_different,
 )
 from evaluators.builtin.policies import (
     EssentialToolsPresent,
@@ -184,6 +186,12 @@ def test_repeated_calls_compare_name_and_arguments() -> None:
         [{"when": {1, 2}}, {"when": {1, 2}}, {"when": "{1, 2}"}],  # json.dumps's default=str
         [b"abc", "b'abc'", datetime(2024, 1, 2, 3, 4), "2024-01-02 03:04:00"],
         [None, {}, []],
+        [{"q": 0.0}, {"q": -0.0}, {"q": 0}, {"q": 0.0}],  # equal, yet written apart
+        [{"q": float("nan")}, {"q": float("nan")}, {"q": float("inf")}],
+        [[1, 2], (1, 2), [1, 2, 3], [2, 1]],  # a tuple is written as an array
+        [{1: "a"}, {"1": "a"}, {"2": "a"}],  # json.dumps writes 1 and "1" as one key
+        [{"a": 1}, {"b": 1}, {"a": 1, "b": 1}],
+        [{"a": [1, {"c": "x"}]}, {"a": [1, {"c": "y"}]}, {"a": [1, {"c": "x"}]}],
     ],
 )
 def test_call_identities_equal_exactly_when_call_keys_are(args: list[Any]) -> None:
@@ -193,6 +201,36 @@ def test_call_identities_equal_exactly_when_call_keys_are(args: list[Any]) -> No
     for i in range(len(steps)):
         for j in range(len(steps)):
             assert (keys[i] == keys[j]) is (exact[i] == exact[j]), (steps[i].args, steps[j].args)
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    """Small JSON-like values from a small alphabet, so that equal ones are frequent."""
+    pick = rng.randrange(9 if depth < 3 else 6)
+    scalars: list[Any] = [0, 1, 0.0, -0.0, 1.0, True, None, "1", "a", float("nan")]
+    if pick < 6:
+        return rng.choice(scalars)
+    if pick == 6:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(3))]
+    if pick == 7:
+        return tuple(_random_value(rng, depth + 1) for _ in range(rng.randrange(3)))
+    keys: list[Any] = rng.choice([["1", "a"], [1]])  # json.dumps cannot sort 1 and "a" together
+    return {rng.choice(keys): _random_value(rng, depth + 1) for _ in range(rng.randrange(3))}
+
+
+def test_surely_different_never_separates_calls_written_alike() -> None:
+    rng = random.Random(20261127)
+    separated = 0
+    for _ in range(3000):
+        a, b = _random_value(rng), _random_value(rng)
+        same = call_key(step("t", a)) == call_key(step("t", b))
+        if surely_different(a, b):
+            assert not same, (a, b)
+            separated += 1
+    assert separated > 1000  # it does decide most pairs
+    for _ in range(300):  # and call identities stay exact on calls of one tool
+        steps = [step("t", _random_value(rng)) for _ in range(4)]
+        keys, exact = call_identities(steps), [call_key(s) for s in steps]
+        assert [[k == o for o in keys] for k in keys] == [[k == o for o in exact] for k in exact]
 
 
 def test_repeated_calls_count_nan_and_null_apart() -> None:
