@@ -153,13 +153,15 @@ def summary_and_details(
     pairs: Pairs,
     summary: MatchSummary | None = None,
 ) -> tuple[MatchSummary, dict[str, Any]]:
-    """``summarize`` and ``match_details`` of ``pairs``, both read-only: the last answer
-    is kept for a kept matching (``matching.kept_matching``) of the shared inputs, which
-    several reference evaluators of one spec judge in turn (``match_details`` copies)."""
-    global _last_details  # noqa: PLW0603 - a one-entry memo; a tuple is swapped atomically
-    last = _last_details
-    if last is not None and last[0] is reference and last[1] is predicted and last[2] is pairs:
-        return last[3], last[4]
+    """``summarize`` and ``match_details`` of ``pairs``, both read-only: the answers for
+    the two kept matchings (``matching.kept_matching``: ordered and maximum) of the
+    shared inputs are kept, as several reference evaluators of one spec judge them in
+    turn (``match_details`` copies)."""
+    global _kept_details  # noqa: PLW0603 - a two-entry memo; a tuple is swapped atomically
+    kept = _kept_details
+    for entry in kept:
+        if entry[0] is reference and entry[1] is predicted and entry[2] is pairs:
+            return entry[3], entry[4]
     summary = summary or summarize(reference, predicted, pairs)
     details: dict[str, Any] = {
         "reference": labels(reference),
@@ -172,11 +174,11 @@ def summary_and_details(
     if ambiguous:
         details["ambiguous"] = ambiguous
     if type(reference) is tuple and type(predicted) is tuple and kept_matching(pairs):
-        _last_details = (reference, predicted, pairs, summary, details)
+        _kept_details = ((reference, predicted, pairs, summary, details), *kept[:1])
     return summary, details
 
 
-_last_details: tuple[object, object, object, MatchSummary, dict[str, Any]] | None = None
+_kept_details: tuple[tuple[object, object, object, MatchSummary, dict[str, Any]], ...] = ()
 
 
 def _copied(details: dict[str, Any]) -> dict[str, Any]:

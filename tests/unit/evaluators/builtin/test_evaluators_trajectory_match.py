@@ -9,6 +9,7 @@ import pytest
 from support.paths import FIXTURES
 
 from evaluators.base import Evaluator
+from evaluators.builtin.partial_credit import TrajectoryLcsScore
 from evaluators.builtin.trajectory_match import (
     SingleToolCriteria,
     TrajectoryAnyOrderMatch,
@@ -229,3 +230,36 @@ def test_expected_step_forms() -> None:
 def test_expected_step_rejects_ambiguous_or_unknown_forms(item: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         criteria(item)
+
+
+def test_answers_kept_between_evaluators_are_the_answers_computed_afresh() -> None:
+    # A spec's reference evaluators run one after another on one trajectory, with equal
+    # but distinct criteria; what is kept between them (matchings, details, labels,
+    # executed steps) must give exactly what each computes alone, and stay unchanged
+    # when a caller changes the details it got.
+    items = ({"tool": "lookup"}, {"tool": "refund", "args": {"id": 1}}, {"agent": "billing"})
+    runs = [
+        trajectory(step("lookup"), step("billing", kind=StepKind.AGENT), step("refund", {"id": 1})),
+        trajectory(step("refund", {"id": 2}), step("lookup"), step("store__lookup")),
+        trajectory(step("billing__refund", {"id": 1}), step("store__refund", {"id": 1})),
+        trajectory(),
+    ]
+    built = [cls.build({"step_kinds": ["tool", "agent"]}) for cls in (*ALL, TrajectoryLcsScore)]
+    for traj in runs * 2:
+        in_turn = [evaluator.evaluate(traj, criteria(*items)) for evaluator in built]
+        in_turn += [evaluator.evaluate(traj, criteria(*items)) for evaluator in built]
+        for result in in_turn:
+            assert result.details is not None
+            result.details["predicted"].append("changed by a caller")
+            result.details["matched"].append([9, 9])
+        for at, evaluator in enumerate(built):
+            alone = traj._replace(steps=tuple(list(traj.steps)))  # nothing kept applies
+            fresh = evaluator.evaluate(alone, criteria(*items))
+            assert fresh.details is not None and "changed by a caller" not in str(fresh.details)
+            again = evaluator.evaluate(traj, criteria(*items))
+            assert again == fresh, evaluator.id
+            for result in (in_turn[at], in_turn[at + len(built)]):
+                assert result.details is not None
+                assert result.details["predicted"].pop() == "changed by a caller"
+                assert result.details["matched"].pop() == [9, 9]
+                assert result == fresh, evaluator.id
