@@ -34,13 +34,17 @@ def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
     tool called more than once, and then only for the calls whose arguments are not
     provably different from those of every other call of that tool
     (``surely_different``, which usually decides at the first differing value). The
-    other steps get ``(name, position)``: unique, and never equal to a string.
+    other steps get ``(name, position)``: unique, and never equal to a string. A tool
+    called more than ``PAIRWISE_LIMIT`` times gets ``call_key`` for every call: the
+    pairwise comparison grows with the square of the calls, ``call_key`` linearly.
     """
     counts = Counter(step.name for step in steps)
     keys: list[Hashable] = [(step.name, at) for at, step in enumerate(steps)]
     groups: dict[str, list[int]] = {}
     for at, step in enumerate(steps):
-        if counts[step.name] > 1:
+        if counts[step.name] > PAIRWISE_LIMIT:
+            keys[at] = call_key(step)
+        elif counts[step.name] > 1:
             groups.setdefault(step.name, []).append(at)
     for positions in groups.values():
         values = [steps[at].args for at in positions]
@@ -50,6 +54,9 @@ def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
                 keys[at] = call_key(steps[at])
     return keys
 
+
+PAIRWISE_LIMIT = 8
+"""The most calls of one tool whose arguments ``call_identities`` compares pairwise."""
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 _ARRAYS: frozenset[type] = frozenset({list, tuple})  # json.dumps writes both as arrays

@@ -12,6 +12,7 @@ from support.builtin_kit import agent, calls, golden_runs, run, score, step, tra
 from support.paths import GOLDEN
 
 from evaluators.builtin.limits import (
+    PAIRWISE_LIMIT,
     MaxCallsPerTool,
     MaxLatency,
     MaxSteps,
@@ -227,10 +228,23 @@ def test_surely_different_never_separates_calls_written_alike() -> None:
             assert not same, (a, b)
             separated += 1
     assert separated > 1000  # it does decide most pairs
-    for _ in range(300):  # and call identities stay exact on calls of one tool
-        steps = [step("t", _random_value(rng)) for _ in range(4)]
+    for many in [4] * 300 + [PAIRWISE_LIMIT + 1] * 30:  # identities stay exact, whatever
+        steps = [step("t", _random_value(rng)) for _ in range(many)]  # the calls per tool
         keys, exact = call_identities(steps), [call_key(s) for s in steps]
         assert [[k == o for o in keys] for k in keys] == [[k == o for o in exact] for k in exact]
+
+
+def test_call_identities_compare_no_pairs_of_a_tool_called_very_often(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Pairwise comparison grows with the square of the calls: a hostile trace with
+    # thousands of calls of one tool must cost what call_key costs, linear.
+    def refuse(a: Any, b: Any) -> bool:
+        raise AssertionError("compared pairwise")
+
+    monkeypatch.setattr("evaluators.builtin.limits.surely_different", refuse)
+    steps = [step("t", {"q": i % 3}) for i in range(PAIRWISE_LIMIT + 1)]
+    assert call_identities(steps) == [call_key(s) for s in steps]
 
 
 def test_repeated_calls_count_nan_and_null_apart() -> None:
