@@ -92,8 +92,13 @@ class WorkerPool:
 
     def _exited(self, index: int, process: Any) -> None:
         asyncio.get_running_loop().remove_reader(process.sentinel)
+        if self._stopping:
+            # The drain reaps its workers (``_join``, on another thread). Two threads
+            # waiting for one child race: the loser's waitpid fails (ECHILD), and its
+            # join returns with the child seemingly alive (a clean exit logged as killed).
+            return
         process.join(1.0)  # its sentinel fired: it has exited, or is about to be reaped
-        if self._stopping or self._processes[index] is not process:
+        if self._processes[index] is not process:
             return
         state = self.states[index]
         traces, spans = state.get(Slot.TRACES), state.get(Slot.SPANS)
