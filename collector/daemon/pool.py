@@ -51,6 +51,7 @@ class WorkerPool:
         self.states = [WorkerState(self._shared, index) for index in range(self.count)]
         self.links: list[WorkerLink | None] = [None] * self.count
         self._processes: list[Any] = [None] * self.count
+        self._counted = [False] * self.count  # its exit counted (and a restart due)
         self._started_at = [0.0] * self.count
         self._pause = [_RESTART_PAUSE_S[0]] * self.count
         self._stopping = False
@@ -86,6 +87,7 @@ class WorkerPool:
         link = WorkerLink(index, ours, self._route_turn)
         await link.open()
         self._processes[index], self.links[index] = process, link
+        self._counted[index] = False
         self._started_at[index] = time.monotonic()
         loop = asyncio.get_running_loop()
         loop.add_reader(process.sentinel, self._exited, index, process)
@@ -114,6 +116,7 @@ class WorkerPool:
             spans,
         )
         state.clear()
+        self._counted[index] = True
         task = asyncio.get_running_loop().create_task(self._restart(index))
         self._restarts.add(task)
         task.add_done_callback(self._restarts.discard)
@@ -200,13 +203,25 @@ class WorkerPool:
     def _join(self, processes: Sequence[Any], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         for index, process in enumerate(processes):
-            if process is None:
+            if process is None or self._counted[index]:  # never started, or already counted
                 continue
             process.join(max(0.0, deadline - time.monotonic()))
+            state = self.states[index]
+            traces, spans = state.get(Slot.TRACES), state.get(Slot.SPANS)
             if process.is_alive():
-                state = self.states[index]
-                self._telemetry.workers.traces_lost.inc(state.get(Slot.TRACES))
-                self._telemetry.workers.spans_lost.inc(state.get(Slot.SPANS))
+                self._telemetry.workers.traces_lost.inc(traces)
+                self._telemetry.workers.spans_lost.inc(spans)
                 log.error("worker %d did not stop within the grace period: killed", index)
                 process.kill()
                 process.join()
+            elif process.exitcode != 0:  # died while draining: what it last held is lost
+                self._telemetry.workers.traces_lost.inc(traces)
+                self._telemetry.workers.spans_lost.inc(spans)
+                log.error(
+                    "worker %d exited (code %s) while draining, holding %d traces, %d spans: "
+                    "counted lost",
+                    index,
+                    process.exitcode,
+                    traces,
+                    spans,
+                )
