@@ -178,7 +178,11 @@ class EvaluationRunner:
             result = self._isolated.call(evaluator, call)
         else:
             result = evaluator.evaluate(trajectory, criteria)
-            if type(result) not in _RESULT_CLASSES and inspect.isawaitable(result):
+            if (
+                type(result) not in _RESULT_CLASSES
+                and not isinstance(result, _RESULT_TYPES)
+                and inspect.isawaitable(result)
+            ):
                 result = self._await(result)
         # The exact classes first: isinstance on pydantic models is slower.
         if type(result) not in _RESULT_CLASSES and not isinstance(result, _RESULT_TYPES):

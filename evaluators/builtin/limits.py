@@ -11,6 +11,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any, Literal, NamedTuple, Self
 
 from pydantic import Field, model_validator
@@ -50,9 +51,18 @@ def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
         values = [steps[at].args for at in positions]
         for k, at in enumerate(positions):
             mine = values[k]
-            if not all(surely_different(mine, values[o]) for o in range(len(values)) if o != k):
+            if not all(_apart(mine, values[o]) for o in range(len(values)) if o != k):
                 keys[at] = call_key(steps[at])
     return keys
+
+
+def _apart(a: Any, b: Any) -> bool:
+    """``surely_different``, False where its recursion is too deep (``json.dumps``, in C,
+    nests deeper)."""
+    try:
+        return surely_different(a, b)
+    except RecursionError:
+        return False
 
 
 PAIRWISE_LIMIT = 8
@@ -67,14 +77,21 @@ def surely_different(a: Any, b: Any) -> bool:
     """True only if ``a`` and ``b`` certainly have different canonical JSON (the
     ``json.dumps(..., sort_keys=True, default=str)`` of ``call_key``); False when they
     may have the same (equal values, ``-0.0`` and ``0.0``, two NaNs, or anything
-    outside JSON's types, which ``default=str`` writes as text)."""
+    outside JSON's types, which ``default=str`` writes as text; a string outside ASCII
+    is compared as written, since ``json.dumps`` writes a character beyond U+FFFF and
+    its two surrogates alike). May raise ``RecursionError`` on deeply nested values
+    (``call_identities`` then falls back to ``call_key``)."""
     ta, tb = type(a), type(b)
     if ta is not tb:
         if ta in _ARRAYS and tb in _ARRAYS:
             return _arrays_differ(a, b)
         # Two different JSON types never write alike (true / 1 / 1.0 / "1" / null).
         return ta in _JSON_TYPES and tb in _JSON_TYPES
-    if ta is str or ta is int or ta is bool:
+    if ta is str:
+        if a.isascii() and b.isascii():
+            return bool(a != b)
+        return bool(encode_basestring_ascii(a) != encode_basestring_ascii(b))
+    if ta is int or ta is bool:
         return bool(a != b)
     if ta is float:
         nan_a, nan_b = math.isnan(a), math.isnan(b)
@@ -84,12 +101,17 @@ def surely_different(a: Any, b: Any) -> bool:
     if ta in _ARRAYS:
         return _arrays_differ(a, b)
     if ta is dict:
-        if not all(type(key) is str for key in a) or not all(type(key) is str for key in b):
-            return False  # json.dumps writes 1 and "1" as the same key
+        if not _plain_keys(a) or not _plain_keys(b):
+            return False  # json.dumps writes 1 and "1" (or a character and its surrogates) alike
         if a.keys() != b.keys():
             return True
         return any(surely_different(value, b[key]) for key, value in a.items())
     return False
+
+
+def _plain_keys(mapping: dict[Any, Any]) -> bool:
+    """Whether every key is an ASCII ``str``: written as itself, so distinct keys write apart."""
+    return all(type(key) is str and key.isascii() for key in mapping)
 
 
 def _arrays_differ(a: Sequence[Any], b: Sequence[Any]) -> bool:

@@ -144,7 +144,7 @@ def match_details(
     ``summary`` of ``pairs``, when the caller has it), and the reference names that
     stand for several namespaced tools (``ambiguous``). A new dict of new lists:
     callers may change it."""
-    return _copied(summary_and_details(reference, predicted, pairs, summary)[1])
+    return copied_details(summary_and_details(reference, predicted, pairs, summary)[1])
 
 
 def summary_and_details(
@@ -181,8 +181,9 @@ def summary_and_details(
 _kept_details: tuple[tuple[object, object, object, MatchSummary, dict[str, Any]], ...] = ()
 
 
-def _copied(details: dict[str, Any]) -> dict[str, Any]:
-    """``details`` with its lists (and the lists inside them or in ``ambiguous``) new."""
+def copied_details(details: dict[str, Any]) -> dict[str, Any]:
+    """The details of ``summary_and_details`` as a new dict of new lists (those inside
+    ``matched`` and ``ambiguous`` too): what a result may own and a caller change."""
     out: dict[str, Any] = {key: list(v) for key, v in details.items() if key != "ambiguous"}
     out["matched"] = [list(pair) for pair in details["matched"]]
     if "ambiguous" in details:

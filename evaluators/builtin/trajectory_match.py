@@ -31,7 +31,7 @@ from evaluators.builtin.reference_base import (
     ReferenceEvaluator,
     TrajectoryCriteria,
     TrajectoryMatchConfig,
-    match_details,
+    copied_details,
     ratio,
     summary_and_details,
 )
@@ -61,9 +61,9 @@ def _result(
     explanation: str | None = None,
 ) -> NumericResult:
     """A result whose details list both trajectories and what was left over."""
-    summary = summary_and_details(reference, predicted, pairs)[0]  # kept: shared, read-only
-    details = match_details(reference, predicted, pairs)  # a copy of the kept details
-    return NumericResult(score=score, explanation=explanation or explain(summary), details=details)
+    summary, details = summary_and_details(reference, predicted, pairs)  # maybe kept: read-only
+    explanation = explanation or explain(summary)
+    return NumericResult(score=score, explanation=explanation, details=copied_details(details))
 
 
 class TrajectoryExactMatch(ReferenceEvaluator):

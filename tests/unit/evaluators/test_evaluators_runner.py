@@ -188,3 +188,24 @@ def test_a_non_finite_score_is_an_evaluator_error_not_a_failed_verdict(score: fl
     assert isinstance(outcome.result, ErrorResult)
     assert "non-finite score" in outcome.result.error
     assert outcome.passed is None
+
+
+class _AwaitableVerdict(BooleanResult):
+    """A result subclass that is also awaitable: a result, not something to await."""
+
+    def __await__(self) -> Any:
+        async def another() -> BooleanResult:
+            return BooleanResult(value=False)
+
+        return another().__await__()
+
+
+class _Finer(NumericResult):
+    """A plug-in's own numeric result class."""
+
+
+def test_result_subclasses_are_results_whatever_else_they_are() -> None:
+    assert run_one(fixed(_AwaitableVerdict(value=True))).passed is True
+    assert run_one(fixed(_Finer(score=0.9)), 0.5).passed is True
+    outcome = run_one(fixed(_Finer(score=float("nan"))), 0.5)
+    assert isinstance(outcome.result, ErrorResult) and "non-finite" in outcome.result.error

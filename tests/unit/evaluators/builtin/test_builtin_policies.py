@@ -177,6 +177,13 @@ def test_repeated_calls_compare_name_and_arguments() -> None:
     assert value(RepeatedCalls, calls("a", "b", "c"), {}) is True
 
 
+def _nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -193,6 +200,10 @@ def test_repeated_calls_compare_name_and_arguments() -> None:
         [{1: "a"}, {"1": "a"}, {"2": "a"}],  # json.dumps writes 1 and "1" as one key
         [{"a": 1}, {"b": 1}, {"a": 1, "b": 1}],
         [{"a": [1, {"c": "x"}]}, {"a": [1, {"c": "y"}]}, {"a": [1, {"c": "x"}]}],
+        # json.dumps writes a character beyond U+FFFF and its two surrogates alike
+        [{"q": "\U0001f400"}, {"q": "\ud83d\udc00"}, {"q": "\u00e9"}, {"q": "e"}],
+        [{"\U0001f400": 1}, {"\ud83d\udc00": 1}, {"\u00e9": 1}],
+        [_nested(400, 1), _nested(400, 1), _nested(400, 2)],  # deeper than it recurses
     ],
 )
 def test_call_identities_equal_exactly_when_call_keys_are(args: list[Any]) -> None:
@@ -207,14 +218,15 @@ def test_call_identities_equal_exactly_when_call_keys_are(args: list[Any]) -> No
 def _random_value(rng: random.Random, depth: int = 0) -> Any:
     """Small JSON-like values from a small alphabet, so that equal ones are frequent."""
     pick = rng.randrange(9 if depth < 3 else 6)
-    scalars: list[Any] = [0, 1, 0.0, -0.0, 1.0, True, None, "1", "a", float("nan")]
+    scalars: list[Any] = [0, 1, 0.0, -0.0, 1.0, True, None, "1", "a", float("nan"), "\U0001f400"]
+    scalars.append("\ud83d\udc00")  # written as the character before it
     if pick < 6:
         return rng.choice(scalars)
     if pick == 6:
         return [_random_value(rng, depth + 1) for _ in range(rng.randrange(3))]
     if pick == 7:
         return tuple(_random_value(rng, depth + 1) for _ in range(rng.randrange(3)))
-    keys: list[Any] = rng.choice([["1", "a"], [1]])  # json.dumps cannot sort 1 and "a" together
+    keys: list[Any] = rng.choice([["1", "a", "\U0001f400", "\ud83d\udc00"], [1]])  # not 1 with "a"
     return {rng.choice(keys): _random_value(rng, depth + 1) for _ in range(rng.randrange(3))}
 
 
