@@ -83,11 +83,12 @@ class WorkerPool:
             daemon=True,
         )
         process.start()
+        # Known before the first await: a drain that cancels this (re)start still joins it.
+        self._processes[index], self._counted[index] = process, False
         theirs.close()
         link = WorkerLink(index, ours, self._route_turn)
         await link.open()
-        self._processes[index], self.links[index] = process, link
-        self._counted[index] = False
+        self.links[index] = link
         self._started_at[index] = time.monotonic()
         loop = asyncio.get_running_loop()
         loop.add_reader(process.sentinel, self._exited, index, process)
