@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import binascii
 import json
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,7 +47,7 @@ from collector.decode.json_fields import Unsure
 from collector.decode.otlp_json_structs import parse_request
 from collector.decode.otlp_json_typed import TypedWalker
 from collector.decode.proto3_json import parse_message
-from collector.decode.protobuf import _wire, walk_parsed
+from collector.decode.protobuf import _wire, compiled_walk, walk_parsed
 
 _fast_loads: Callable[[bytes | str], Any] = msgspec.json.Decoder().decode
 # Message depth as json_format counts it (the request is 1); deeper values are left
@@ -304,18 +303,9 @@ def decode_json_typed(
     be a pure function: it may be asked twice about a span (once by each walk).
     """
     if _wire is not None and not isinstance(data, str):
-        try:
-            spans, rejected, message, truncated = _wire.walk_json(
-                data,
-                selector.keep_all,
-                selector.keys,
-                selector.prefixes,
-                min(selector.max_value_size, sys.maxsize),  # a C ssize_t in the walker
-                keep,
-            )
-            return DecodedBatch(spans, rejected, message, truncated)
-        except (_wire.Unusual, UnicodeDecodeError):
-            pass  # a shape the compiled walk leaves to the typed one, valid or not
+        walked = compiled_walk(_wire.walk_json, data, selector, keep)
+        if walked is not None:
+            return walked  # (else a shape the compiled walk leaves to the typed one)
     try:
         return TypedWalker(selector, keep).batch(parse_request(data))
     except UNSURE:

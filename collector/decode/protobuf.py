@@ -41,6 +41,31 @@ except ImportError:  # built without a C compiler: the upb walk does everything
 NATIVE_DECODER: bool = _wire is not None
 """True when the compiled walker is in use (``evald_build_info{decoder}``)."""
 
+
+def compiled_walk(
+    walk: Callable[..., tuple[list[Span], int, str, int]],
+    data: Any,
+    selector: AttributeSelector,
+    keep: Callable[[bytes], bool] | None,
+) -> DecodedBatch | None:
+    """The batch of ``walk`` (``_wire.walk``, binary, or ``_wire.walk_json``) over
+    ``data`` with ``selector``'s settings, or None for a payload the walk leaves to the
+    reference reading (``Unusual``, text that is not UTF-8: valid or not, see _wire.pyx)."""
+    assert _wire is not None  # callers ask only when the walker is built
+    try:
+        spans, rejected, message, truncated = walk(
+            data,
+            selector.keep_all,
+            selector.keys,
+            selector.prefixes,
+            min(selector.max_value_size, sys.maxsize),  # a C ssize_t in the walker
+            keep,
+        )
+    except (_wire.Unusual, UnicodeDecodeError):
+        return None
+    return DecodedBatch(spans, rejected, message, truncated)
+
+
 _ZERO_TRACE_ID = bytes(TRACE_ID_BYTES)
 _ZERO_SPAN_ID = bytes(SPAN_ID_BYTES)
 
@@ -129,18 +154,9 @@ def decode_protobuf(
     it may be asked twice about a span (when the walker hands a payload back to upb).
     """
     if _wire is not None:
-        try:
-            spans, rejected, message, truncated = _wire.walk(
-                data,
-                selector.keep_all,
-                selector.keys,
-                selector.prefixes,
-                min(selector.max_value_size, sys.maxsize),  # a C ssize_t in the walker
-                keep,
-            )
-            return DecodedBatch(spans, rejected, message, truncated)
-        except (_wire.Unusual, UnicodeDecodeError):
-            pass  # a shape the walker leaves to upb, valid or not (see _wire.pyx)
+        walked = compiled_walk(_wire.walk, data, selector, keep)
+        if walked is not None:
+            return walked
     try:
         request = ExportTraceServiceRequest.FromString(data)
     except (ProtobufDecodeError, RuntimeError, ValueError) as exc:
