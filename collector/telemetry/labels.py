@@ -68,6 +68,12 @@ class LabelGuard:
         self._overflow.inc()
         return OVERFLOW_LABEL
 
+    def passes(self, value: str | None) -> bool:
+        """True when ``self(value)`` returns ``value`` itself, or ``unknown`` for no value,
+        and counts nothing, now and from now on (values are never forgotten): a caller
+        may then keep what it derived from ``value``."""
+        return not value or (len(value) <= self._max_length and value in self._seen)
+
 
 class SeriesBudget:
     """Caps the combinations of traffic-derived label values (``(service, agent)``,
@@ -101,3 +107,8 @@ class SeriesBudget:
                 return values
         self._overflow.inc()
         return self._other
+
+    def passes(self, *values: str) -> bool:
+        """True when ``self(*values)`` returns ``values`` and counts nothing, now and from
+        now on (combinations are never forgotten)."""
+        return values in self._seen

@@ -208,3 +208,55 @@ def test_twenty_thousand_label_combinations_stay_within_the_series_budget() -> N
 def family(telemetry: Any, name: str) -> list[Sample]:
     (found,) = [m for m in telemetry.registry.collect() if m.name == name]
     return list(found.samples)
+
+
+def test_repeated_values_that_the_guards_change_are_counted_on_every_trace() -> None:
+    # The sink keeps the series of values the guards pass unchanged; a value they cut,
+    # fold into "other" or keep out of the budget must be counted every time it comes.
+    limits = {"label_value_limit": 1, "max_series_per_metric": 2}
+    telemetry = build_telemetry(Config.model_validate({"telemetry": limits}))
+    sink = MetricsSink(telemetry)
+    for n in range(5):
+        trajectory = tool_trajectory(n, ["lookup", "refund", "lookup"])
+        sink.write(trajectory._replace(agent="a" * 100), [])
+    for n in range(5, 8):  # a second service: the service label is full, so "other"
+        sink.write(tool_trajectory(n, ["lookup"])._replace(service="svc-2"), [])
+
+    value = telemetry.registry.get_sample_value
+    assert value("evald_label_values_truncated_total", {"label": "agent"}) == 5
+    assert value("evald_label_overflow_total", {"label": "tool"}) == 5  # refund, each trace
+    assert value("evald_label_overflow_total", {"label": "service"}) == 3
+    assert value("evald_label_overflow_total", {"label": "agent"}) == 3  # "agent": not a*64
+    calls = {"service": "svc", "tool": "lookup"}
+    assert value("evald_tool_calls_total", calls) == 10
+    assert value("evald_tool_calls_total", {"service": "svc", "tool": "other"}) == 5
+    assert value("evald_tool_errors_total", calls) == 0
+    assert value("evald_tool_errors_total", {"service": "svc", "tool": "other"}) == 5
+    assert value("evald_traces_evaluated_total", {"service": "svc", "agent": "a" * 64}) == 5
+    assert value("evald_traces_evaluated_total", {"service": "other", "agent": "other"}) == 3
+    # The (service, tool) budget of 2 holds (svc, lookup) and (svc, other); (other, lookup)
+    # is over it, on each of the three traces.
+    assert value("evald_series_overflow_total", {"labels": "service,tool"}) == 3
+
+
+def test_kept_series_give_the_same_exposition_as_series_looked_up_each_time() -> None:
+    trajectories = [
+        tool_trajectory(n, ["lookup", "refund"][: 1 + n % 2])._replace(agent=[None, "x"][n % 2])
+        for n in range(6)
+    ]
+    outcomes = [
+        Outcome("refund", "recall", NumericResult(score=0.25 * (n % 4)), n % 3 == 0, 0.01)
+        for n in range(6)
+    ]
+    twice, once = build_telemetry(Config()), build_telemetry(Config())
+    sink = MetricsSink(twice)
+    for trajectory, outcome in zip(trajectories, outcomes, strict=True):
+        sink.write(trajectory, [outcome])
+        MetricsSink(once).write(trajectory, [outcome])  # a new sink: nothing kept
+
+    def exposition(telemetry: Any) -> str:  # evald's families (not the process's own)
+        text = generate_latest(telemetry.registry).decode()
+        return "\n".join(line for line in text.splitlines() if "evald_" in line)
+
+    assert exposition(twice) == exposition(once)
+    assert 'agent="unknown"' in exposition(twice)
