@@ -131,7 +131,7 @@ class Assembly(Section):
     )
 
 
-MAX_AUTO_WORKERS = 8  # one front feeds ~4-7 workers, by their evaluation load (ADR 0018)
+MAX_AUTO_WORKERS = 8  # one front feeds ~5-9 workers, by their evaluation load (ADR 0018)
 
 
 class Pipeline(Section):

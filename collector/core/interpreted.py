@@ -39,7 +39,10 @@ def stale_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
     for suffix in EXTENSION_SUFFIXES:
         for compiled in sorted(root.rglob(f"*{suffix}")):
             stem = compiled.name[: -len(suffix)]
-            for source in (compiled.with_name(stem + ".py"), compiled.with_name(stem + ".pyx")):
+            sources = [compiled.with_name(stem + ".py"), compiled.with_name(stem + ".pyx")]
+            if sources[1].exists():  # and the files it includes (_wire_json.pxi …)
+                sources.extend(sorted(compiled.parent.glob("*.pxi")))
+            for source in sources:
                 if source.exists() and source.stat().st_mtime > compiled.stat().st_mtime:
                     stale.append(source)
     return stale

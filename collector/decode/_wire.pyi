@@ -20,6 +20,10 @@ def walk_json(
     max_value_size: int,
     keep: Callable[[bytes], bool] | None,
 ) -> tuple[list[Span], int, str, int]: ...
+def split_walk(
+    data: bytes, count: int, trace_field: int
+) -> tuple[list[bytes | None], list[int]]: ...
+def crc32(data: bytes) -> int: ...
 
 SPAN_FIELDS: tuple[str, ...]
 EVENT_FIELDS: tuple[str, ...]

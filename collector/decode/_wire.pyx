@@ -883,3 +883,4 @@ def walk(
 
 
 include "_wire_json.pxi"
+include "_wire_split.pxi"

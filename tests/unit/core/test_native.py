@@ -75,3 +75,16 @@ def test_interpreted_fallback_is_logged(
     monkeypatch.setattr(native, "NATIVE_DECODER", False)
     native.warn_if_interpreted()
     assert "decoder=upb" in caplog.text
+
+
+def test_an_included_file_edited_after_compiling_makes_the_walker_stale(tmp_path: Path) -> None:
+    # _wire.pyx includes _wire_json.pxi and _wire_split.pxi: editing one must count.
+    compiled = tmp_path / f"_walker{EXTENSION_SUFFIXES[0]}"
+    for name in ("_walker.pyx", "_walker_part.pxi", f"_walker{EXTENSION_SUFFIXES[0]}"):
+        (tmp_path / name).write_text("")
+    built = compiled.stat().st_mtime
+    os.utime(tmp_path / "_walker.pyx", (built - 10, built - 10))
+    os.utime(tmp_path / "_walker_part.pxi", (built - 10, built - 10))
+    assert interpreted.stale_sources(tmp_path) == []
+    os.utime(tmp_path / "_walker_part.pxi", (built + 10, built + 10))
+    assert interpreted.stale_sources(tmp_path) == [tmp_path / "_walker_part.pxi"]
