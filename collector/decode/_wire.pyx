@@ -337,21 +337,13 @@ cdef object _wanted_key(const unsigned char* data, Py_ssize_t n, bint keep_all, 
     return key if slot.wanted else None
 
 
-cdef class _Walk:
-    """One payload's walk: the buffer, the selector, and what was counted."""
+cdef class _Wire:
+    """A payload's buffer and the wire primitives every walk of it reads with (the
+    record walk here, the split of ``_wire_split.pxi``); each read is bounds-checked
+    and raises ``Unusual`` rather than read past ``end``."""
 
     cdef const unsigned char* buf
     cdef Py_ssize_t size
-    cdef bint keep_all
-    cdef object keys  # frozenset[str]
-    cdef tuple prefixes
-    cdef Py_ssize_t limit
-    cdef object keep  # Callable[[bytes], bool] | None
-    cdef public list spans
-    cdef public Py_ssize_t rejected
-    cdef public str message
-    cdef public Py_ssize_t truncated
-    cdef bytes last_trace_id  # the previous span's: spans of a trace share one object
 
     # --- wire primitives -------------------------------------------------
 
@@ -413,6 +405,23 @@ cdef class _Walk:
         if pos > end:
             raise Unusual("fixed field past the end")
         return pos
+
+
+cdef class _Walk(_Wire):
+    """One payload's walk: the buffer, the selector, and what was counted."""
+
+    cdef bint keep_all
+    cdef object keys  # frozenset[str]
+    cdef tuple prefixes
+    cdef Py_ssize_t limit
+    cdef object keep  # Callable[[bytes], bool] | None
+    cdef public list spans
+    cdef public Py_ssize_t rejected
+    cdef public str message
+    cdef public Py_ssize_t truncated
+    cdef bytes last_trace_id  # the previous span's: spans of a trace share one object
+
+    # --- wire primitives -------------------------------------------------
 
     cdef inline uint64_t fixed64(self, Py_ssize_t pos, Py_ssize_t end) except? 0:
         cdef uint64_t value

@@ -9,8 +9,9 @@
 # every wire type one of 0, 1, 2, 5, ``split_walk`` returns exactly what the Python
 # walk (``wire_split._walk``) returns; for anything else it raises ``Unusual`` and the
 # caller runs the Python walk, which splits or hands the payload over whole.
-# ``tests/unit/receivers/test_wire_split.py`` compares the two on synthetic requests,
-# logs, and fuzzed payloads.
+# ``tests/unit/receivers/test_wire_split_native.py`` compares the two on synthetic
+# requests, logs, fuzzed payloads and every golden capture. It reads with ``_Wire``'s
+# primitives, as the record walk does.
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 
@@ -57,53 +58,6 @@ cdef struct SplitField:
     Py_ssize_t after  # the position after the field
 
 
-cdef Py_ssize_t _split_varint(
-    const unsigned char* d, Py_ssize_t pos, Py_ssize_t end, uint64_t* out
-) except -1:
-    """The varint at ``pos`` into ``out``; the position after it. Strict (see above)."""
-    cdef uint64_t value = 0
-    cdef int shift = 0
-    cdef unsigned char byte
-    while True:
-        if pos >= end or shift > 63:
-            raise Unusual("varint")
-        byte = d[pos]
-        if shift == 63 and byte > 1:
-            raise Unusual("varint beyond 64 bits")  # Python's ints would not wrap
-        value |= <uint64_t>(byte & 0x7F) << shift
-        pos += 1
-        if byte < 0x80:
-            out[0] = value
-            return pos
-        shift += 7
-
-
-cdef int _split_field(
-    const unsigned char* d, Py_ssize_t pos, Py_ssize_t end, SplitField* field
-) except -1:
-    cdef uint64_t key, length
-    pos = _split_varint(d, pos, end, &key)
-    field.number = <Py_ssize_t>(key >> 3) if key >> 3 < 0x7FFFFFFF else -1
-    field.wire = <int>(key & 7)
-    if field.wire == 0:
-        field.value = pos
-        field.after = _split_varint(d, pos, end, &length)
-    elif field.wire == 2:
-        pos = _split_varint(d, pos, end, &length)
-        if length > <uint64_t>(end - pos):
-            raise Unusual("length")
-        field.value = pos
-        field.after = pos + <Py_ssize_t>length
-    elif field.wire == 1 or field.wire == 5:
-        field.value = pos
-        field.after = pos + (8 if field.wire == 1 else 4)
-        if field.after > end:
-            raise Unusual("fixed")
-    else:
-        raise Unusual("wire type")
-    return 0
-
-
 cdef Py_ssize_t _varint_size(Py_ssize_t value) noexcept:
     cdef Py_ssize_t n = 1
     while value >= 0x80:
@@ -131,11 +85,10 @@ cdef inline char* _value_at(bytes field, Py_ssize_t size) noexcept:
     return <char*>field + 1 + _varint_size(size)
 
 
-cdef class _Splitter:
+cdef class _Splitter(_Wire):
     """One payload's split: the item table of the resource being split, and counts."""
 
     cdef bytes data
-    cdef const unsigned char* d
     cdef Py_ssize_t count
     cdef int trace_field
     cdef list counts
@@ -144,6 +97,20 @@ cdef class _Splitter:
 
     def __dealloc__(self):
         PyMem_Free(self.items)
+
+    cdef int _field(self, Py_ssize_t pos, Py_ssize_t end, SplitField* field) except -1:
+        """The field at ``pos``: its number (-1 past an int's range: never one sought),
+        wire type and value; ``Unusual`` for a group or anything past ``end``."""
+        cdef uint64_t key
+        pos = self.strict_varint(pos, end, &key)
+        field.number = <Py_ssize_t>(key >> 3) if key >> 3 < 0x7FFFFFFF else -1
+        field.wire = <int>(key & 7)
+        if field.wire == LEN:
+            field.value = self.length(pos, end, &field.after)
+        else:
+            field.value = pos
+            field.after = self.skip(pos, end, field.wire)
+        return 0
 
     cdef int _push(self, Py_ssize_t shard, Py_ssize_t first, Py_ssize_t after) except -1:
         cdef SplitItem* grown
@@ -161,7 +128,7 @@ cdef class _Splitter:
 
     cdef Py_ssize_t _owner(self, Py_ssize_t start, Py_ssize_t end) except -1:
         """The shard of the item in [start, end): the crc32 of its last trace id field."""
-        cdef const unsigned char* d = self.d
+        cdef const unsigned char* d = self.buf
         cdef SplitField field
         cdef Py_ssize_t found = -1, found_end = -1, pos = start
         if (
@@ -171,8 +138,8 @@ cdef class _Splitter:
             # as the Python walk does.
             return _crc32(d + start + 2, 16) % self.count
         while pos < end:
-            _split_field(d, pos, end, &field)
-            if field.number == self.trace_field and field.wire == 2:
+            self._field(pos, end, &field)
+            if field.number == self.trace_field and field.wire == LEN:
                 found, found_end = field.value, field.after
             pos = field.after
         if found < 0:
@@ -181,14 +148,14 @@ cdef class _Splitter:
 
     cdef tuple _scope(self, Py_ssize_t start, Py_ssize_t end):
         """(the scope's non-item fields, the first and last index of its items)."""
-        cdef const unsigned char* d = self.d
+        cdef const unsigned char* d = self.buf
         cdef SplitField field
         cdef Py_ssize_t pos = start, field_start, shard, first_item = self.used
         head = []
         while pos < end:
             field_start = pos
-            _split_field(d, pos, end, &field)
-            if field.number == 2 and field.wire == 2 and d[field_start] == 0x12:
+            self._field(pos, end, &field)
+            if field.number == 2 and field.wire == LEN and d[field_start] == 0x12:
                 shard = self._owner(field.value, field.after)
                 self.counts[shard] += 1
                 self._push(shard, field_start, field.after)
@@ -199,7 +166,6 @@ cdef class _Splitter:
 
     cdef list _resource(self, Py_ssize_t start, Py_ssize_t end):
         """``wire_split._split_resource``."""
-        cdef const unsigned char* d = self.d
         cdef SplitField field
         cdef Py_ssize_t pos = start, field_start, i, shard, k
         head = []
@@ -207,8 +173,8 @@ cdef class _Splitter:
         self.used = 0
         while pos < end:
             field_start = pos
-            _split_field(d, pos, end, &field)
-            if field.number == 2 and field.wire == 2:
+            self._field(pos, end, &field)
+            if field.number == 2 and field.wire == LEN:
                 scopes.append(self._scope(field.value, field.after))
             else:
                 head.append(self.data[field_start:field.after])
@@ -267,7 +233,7 @@ cdef class _Splitter:
         at += len(scope_head)
         for i in range(first_item, last_item):
             if self.items[i].shard == shard:
-                memcpy(at, self.d + self.items[i].first, self.items[i].after - self.items[i].first)
+                memcpy(at, self.buf + self.items[i].first, self.items[i].after - self.items[i].first)
                 at += self.items[i].after - self.items[i].first
         return made
 
@@ -280,16 +246,17 @@ def split_walk(bytes data, Py_ssize_t count, int trace_field):
     if count < 1:
         raise Unusual("count")
     splitter.data = data
-    splitter.d = <const unsigned char*>(<char*>data)
+    splitter.buf = <const unsigned char*>(<char*>data)
+    splitter.size = end
     splitter.count = count
     splitter.trace_field = trace_field
     splitter.counts = [0] * count
     parts = [[] for _ in range(count)]
     while pos < end:
         start = pos
-        _split_field(splitter.d, pos, end, &field)
+        splitter._field(pos, end, &field)
         pos = field.after
-        if field.number != 1 or field.wire != 2:
+        if field.number != 1 or field.wire != LEN:
             continue  # unknown top-level field: dropped, as the decoder ignores it
         for shard, chunk in splitter._resource(field.value, field.after):
             parts[shard].append(chunk if chunk is not None else data[start:pos])
