@@ -14,6 +14,8 @@ nearly everything. ADR 0024 has the figures.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 YOUNG_THRESHOLD = 50_000
 """Net container allocations between young collections (CPython: 700). Cycles among
@@ -34,3 +36,19 @@ def settle_for_streaming() -> None:
     """
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, OLDER_THRESHOLD, OLDER_THRESHOLD)
+
+
+@contextmanager
+def streaming_collector() -> Iterator[None]:
+    """``settle_for_streaming`` for the length of a ``with`` block, for code that streams
+    traces inside a process that is not evald's own (an offline replay run from a test
+    or a library): on leaving, what was frozen is unfrozen and the thresholds are
+    those the block found. Not re-entrant across threads (the settings are
+    process-wide)."""
+    thresholds = gc.get_threshold()
+    settle_for_streaming()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)

@@ -36,7 +36,6 @@ repeated).
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import zlib
@@ -48,6 +47,7 @@ from collector.assembly.sessions import SessionCompletion
 from collector.assembly.traces import TraceAssembler
 from collector.config.settings import Config
 from collector.core.clock import ManualClock
+from collector.core.gc_settings import streaming_collector
 from collector.core.records import CompletionReason, LogRecord, Span, Trace
 from collector.normalize import session_key
 from collector.offline.decoding import Decoded, decode_payload
@@ -134,18 +134,19 @@ class Replayer:
         # Everything alive now (modules, specs, config: tens of thousands of objects)
         # lives as long as the run: frozen, the collector's full collections stop
         # scanning it again and again while traces stream through (~5 % of an
-        # OTLP/JSON replay; docs/adr/0021-replay-throughput.md).
-        gc.freeze()
+        # OTLP/JSON replay; docs/adr/0021-replay-throughput.md), and young
+        # collections spaced out as in the daemon (~2 % of a binary replay's CPU
+        # with CPython's defaults; docs/adr/0024-json-walker-and-collector.md).
         try:
-            paths = expand_paths(inputs)
-            if self._shard.keeps_file_counts:
-                self.summary.read.files += len(paths)
-            for item in interleaved(paths, self._decode, strict):
-                self._replay(item)
-            self._assembler.flush(CompletionReason.END_OF_INPUT, self._evaluate)
-            self._stage.flush_sessions(SessionCompletion.END_OF_INPUT)
+            with streaming_collector():
+                paths = expand_paths(inputs)
+                if self._shard.keeps_file_counts:
+                    self.summary.read.files += len(paths)
+                for item in interleaved(paths, self._decode, strict):
+                    self._replay(item)
+                self._assembler.flush(CompletionReason.END_OF_INPUT, self._evaluate)
+                self._stage.flush_sessions(SessionCompletion.END_OF_INPUT)
         finally:
-            gc.unfreeze()
             self._stage.close()
         return self.summary
 

@@ -57,3 +57,36 @@ def test_young_cycles_are_still_collected() -> None:
         """
     )
     assert int(out) <= YOUNG_THRESHOLD
+
+
+def test_streaming_collector_restores_what_it_found() -> None:
+    out = _in_fresh_process(
+        """
+        import gc
+        from collector.core.gc_settings import streaming_collector
+        gc.set_threshold(1234, 5, 6)
+        kept = [[] for _ in range(1000)]
+        with streaming_collector():
+            inside = (gc.get_freeze_count() >= 1000, *gc.get_threshold())
+        print(*inside, gc.get_freeze_count(), *gc.get_threshold())
+        """
+    )
+    young, older = str(YOUNG_THRESHOLD), str(OLDER_THRESHOLD)
+    assert out.split() == ["True", young, older, older, "0", "1234", "5", "6"]
+
+
+def test_streaming_collector_restores_on_error() -> None:
+    out = _in_fresh_process(
+        """
+        import gc
+        from collector.core.gc_settings import streaming_collector
+        before = gc.get_threshold()
+        try:
+            with streaming_collector():
+                raise KeyError
+        except KeyError:
+            pass
+        print(gc.get_freeze_count(), gc.get_threshold() == before)
+        """
+    )
+    assert out.split() == ["0", "True"]
