@@ -22,8 +22,11 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 # The compiled modules (setup.py) are rebuilt when their sources change: the decoder's
-# .pyx and the normalizer's .py files (mypyc).
-COMPILED = collector/decode/_wire.pyx $(wildcard collector/normalize/*.py collector/normalize/*/*.py)
+# .pyx and the files it includes, the normalizer's .py files and the evaluators'
+# algorithms (mypyc).
+COMPILED = collector/decode/_wire.pyx $(wildcard collector/decode/*.pxi) \
+	$(wildcard collector/normalize/*.py collector/normalize/*/*.py) \
+	evaluators/matching.py evaluators/match_details.py evaluators/call_identity.py
 BUILD    = pyproject.toml setup.py MANIFEST.in build_backend/evald_build.py
 PYTHON_OK = $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 	|| { echo "evald needs Python >= 3.11 (set PYTHON=...)"; exit 1; }

@@ -98,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """``--version``: ``evald 0.1.0 (decoder native, normalizer compiled)``.
+    """``--version``: ``evald 0.1.0 (decoder native, normalizer compiled, evaluators
+    compiled)``.
 
     The build is looked up only when asked for: it imports the decoder and the
     normalizer, which every other ``--help`` or usage error does without.
@@ -113,7 +114,8 @@ class _Version(argparse.Action):
         labels = build_labels()
         print(
             f"evald {installed_version()} "
-            f"(decoder {labels['decoder']}, normalizer {labels['normalizer']})"
+            f"(decoder {labels['decoder']}, normalizer {labels['normalizer']}, "
+            f"evaluators {labels['evaluators']})"
         )
         parser.exit()
 

@@ -1,15 +1,18 @@
 """Which build of evald runs: its version and which compiled modules are in use (setup.py,
 docs/adr/0011-compiled-hot-path.md).
 
-Two parts of the per-trace hot path are compiled at install: the binary OTLP walker
-(``collector.decode._wire``, Cython) and the normalizer (``collector.normalize``,
-mypyc). Each is optional: without a C compiler the same results come from the
-interpreted code, slower. This module says which is which, for the startup warning,
-``evald_build_info`` and the test that CI runs on what it ships.
+Three parts of the per-trace hot path are compiled at install: the binary OTLP walker
+(``collector.decode._wire``, Cython), the normalizer (``collector.normalize``,
+mypyc) and the algorithms of the built-in evaluators (``evaluators.matching``,
+``match_details``, ``call_identity``: mypyc). Each is optional: without a C compiler
+the same results come from the interpreted code, slower. This module says which is
+which, for the startup warning, ``evald_build_info`` and the test that CI runs on what
+it ships.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from collections.abc import Mapping
@@ -18,12 +21,15 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
 
+from collector.core import interpreted
 from collector.decode.protobuf import NATIVE_DECODER
 
 log = logging.getLogger(__name__)
 
-# The modules mypyc compiles (setup.py: all of collector.normalize but mappings).
+# The modules mypyc compiles (setup.py: all of collector.normalize but mappings, and
+# the evaluators' algorithms).
 NORMALIZER_PACKAGE = "collector.normalize"
+EVALUATOR_MODULES = interpreted.EVALUATOR_MODULES
 
 
 def installed_version() -> str:
@@ -47,11 +53,20 @@ def compiled_normalizer() -> bool:
     return _is_extension("collector.normalize.build")
 
 
+def compiled_evaluators() -> bool:
+    """True when the evaluators' algorithms are the mypyc-compiled modules."""
+    for name in EVALUATOR_MODULES:
+        importlib.import_module(name)
+    return all(_is_extension(name) for name in EVALUATOR_MODULES)
+
+
 def build_labels() -> dict[str, str]:
-    """``decoder`` (native | upb) and ``normalizer`` (compiled | interpreted)."""
+    """``decoder`` (native | upb), ``normalizer`` and ``evaluators`` (compiled |
+    interpreted)."""
     return {
         "decoder": "native" if NATIVE_DECODER else "upb",
         "normalizer": "compiled" if compiled_normalizer() else "interpreted",
+        "evaluators": "compiled" if compiled_evaluators() else "interpreted",
     }
 
 
@@ -64,15 +79,21 @@ def stale_extensions(modules: Mapping[str, ModuleType] | None = None) -> list[st
     """
     stale = []
     for name, module in sorted((sys.modules if modules is None else modules).items()):
-        if not (name.startswith(NORMALIZER_PACKAGE) or name == "collector.decode._wire"):
+        compiled_here = (
+            name.startswith(NORMALIZER_PACKAGE)
+            or name in EVALUATOR_MODULES
+            or name == "collector.decode._wire"
+        )
+        if not compiled_here:
             continue
         path = Path(getattr(module, "__file__", None) or "")
         if not path.name.endswith(tuple(EXTENSION_SUFFIXES)):
             continue
         stem = path.name.split(".", 1)[0]
-        # _wire.pyx includes _wire_json.pxi: an edit of either is a stale walker.
-        sources = (path.with_name(stem + ".py"), path.with_name(stem + ".pyx"))
-        for source in (*sources, path.with_name(stem + "_json.pxi")):
+        sources = [path.with_name(stem + ".py"), path.with_name(stem + ".pyx")]
+        if sources[1].exists():  # _wire.pyx includes _wire_json.pxi, _wire_split.pxi
+            sources.extend(sorted(path.parent.glob(stem + "_*.pxi")))
+        for source in sources:
             if source.exists() and source.stat().st_mtime > path.stat().st_mtime:
                 stale.append(str(source))
     return stale
@@ -81,7 +102,7 @@ def stale_extensions(modules: Mapping[str, ModuleType] | None = None) -> list[st
 def warn_if_interpreted() -> None:
     """Logs what is not compiled, or compiled from an older source (serve, replay)."""
     labels = build_labels()
-    if labels["decoder"] != "native" or labels["normalizer"] != "compiled":
+    if labels["decoder"] != "native" or "interpreted" in labels.values():
         log.warning(
             "evald runs partly interpreted (%s): same results, slower. It was installed "
             "without a C compiler or with EVALD_PURE_PYTHON=1; reinstall with gcc and the "

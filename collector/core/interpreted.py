@@ -2,7 +2,8 @@
 
 ``EVALD_INTERPRETED=1`` in the environment (read when ``collector`` is first imported)
 makes this process and its children ignore the compiled modules (setup.py): the
-normalizer is imported from its ``.py`` sources and the decoder falls back to upb.
+normalizer and the evaluators' algorithms are imported from their ``.py`` sources and
+the decoder falls back to upb.
 Results are the same, only slower. Uses: comparing the two builds, and a local test
 run on an edited normalizer before it is rebuilt (``tests/conftest.py`` sets it when a
 compiled module is older than its source, rather than testing the old code).
@@ -25,6 +26,10 @@ ENVIRONMENT_VARIABLE = "EVALD_INTERPRETED"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 NORMALIZER = "collector.normalize"
 WALKER = "collector.decode._wire"
+# Compiled with mypyc as one more library (setup.py: EVALUATOR_MODULES).
+EVALUATOR_MODULES = frozenset(
+    {"evaluators.matching", "evaluators.match_details", "evaluators.call_identity"}
+)
 
 
 def requested() -> bool:
@@ -32,12 +37,15 @@ def requested() -> bool:
     return os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")
 
 
-def stale_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
-    """Sources under ``root`` (the ``collector`` folder) that are newer than the
-    compiled module built from them, found on disk without importing anything."""
+def stale_sources(
+    roots: Sequence[Path] = (PACKAGE_ROOT, PACKAGE_ROOT.parent / "evaluators"),
+) -> list[Path]:
+    """Sources under ``roots`` (the ``collector`` and ``evaluators`` folders) that are
+    newer than the compiled module built from them, found on disk without importing
+    anything."""
     stale = []
     for suffix in EXTENSION_SUFFIXES:
-        for compiled in sorted(root.rglob(f"*{suffix}")):
+        for compiled in sorted(path for root in roots for path in root.rglob(f"*{suffix}")):
             stem = compiled.name[: -len(suffix)]
             sources = [compiled.with_name(stem + ".py"), compiled.with_name(stem + ".pyx")]
             if sources[1].exists():  # and the files it includes (_wire_json.pxi …)
@@ -49,15 +57,17 @@ def stale_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
 
 
 class SourceFirstFinder(MetaPathFinder):
-    """Finds the normalizer's ``.py`` sources before its compiled modules, and refuses
-    the compiled walker (the decoder then uses upb, as without a compiler)."""
+    """Finds the ``.py`` sources of the normalizer and of the evaluators' algorithms
+    before their compiled modules, and refuses the compiled walker (the decoder then
+    uses upb, as without a compiler)."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
         if fullname == WALKER:
             raise ModuleNotFoundError(f"{WALKER} disabled by {ENVIRONMENT_VARIABLE}", name=fullname)
-        if fullname != NORMALIZER and not fullname.startswith(NORMALIZER + "."):
+        ours = fullname == NORMALIZER or fullname.startswith(NORMALIZER + ".")
+        if not ours and fullname not in EVALUATOR_MODULES:
             return None
         location = PACKAGE_ROOT.parent.joinpath(*fullname.split("."))
         if (location / "__init__.py").exists():

@@ -13,9 +13,10 @@ class BuildMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.build_info = Gauge(
             "evald_build_info",
-            "Always 1; labels: evald version, protobuf decoder (native | upb), normalizer "
-            "(compiled | interpreted): the interpreted fallbacks when built without a C compiler",
-            ["version", "decoder", "normalizer"],
+            "Always 1; labels: evald version, protobuf decoder (native | upb), normalizer and "
+            "evaluators (compiled | interpreted): the interpreted fallbacks when built without "
+            "a C compiler",
+            ["version", "decoder", "normalizer", "evaluators"],
             registry=registry,
         )
         self.build_info.labels(version=installed_version(), **build_labels()).set(1)

@@ -100,7 +100,7 @@ PANELS = [
         target("sum by (reason) (rate(evald_sessions_dropped_total[$__rate_interval]))", "dropped {{reason}}"),
     ], "short", 0, 48),
     panel("evald build: decoder and normalizer (native / compiled, or the slower fallbacks)", [
-        target("count by (version, decoder, normalizer) (evald_build_info)", "{{version}} {{decoder}} {{normalizer}}"),
+        target("count by (version, decoder, normalizer, evaluators) (evald_build_info)", "{{version}} {{decoder}} {{normalizer}} {{evaluators}}"),
     ], "short", 12, 48),
     panel("Evaluators in seconds (latency): p50 / p95 (exemplars link to the trace)", [
         target(f'histogram_quantile(0.5, sum by (le, spec, evaluator) (rate(evald_evaluation_result_seconds_bucket{{{SEL}}}[$__rate_interval])))', "p50 {{spec}} / {{evaluator}}", exemplar=True),

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from evaluators.builtin.reference_base import ReferenceConfig, ReferenceEvaluator, match_details
+from evaluators.builtin.reference_base import ReferenceConfig, ReferenceEvaluator
+from evaluators.match_details import match_details
 from evaluators.matching import MatchSummary, exact_sequence, maximum_matching, summarize
 from evaluators.reference import ExpectedStep
 from evaluators.results import BooleanResult

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evaluators.builtin.reference_base import ReferenceEvaluator, match_details, ratio
+from evaluators.builtin.reference_base import ReferenceEvaluator, ratio
+from evaluators.match_details import match_details
 from evaluators.matching import CallMatcher, Pairs, maximum_matching, ordered_matching
 from evaluators.reference import ExpectedStep
 from evaluators.results import NumericResult

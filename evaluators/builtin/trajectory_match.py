@@ -31,10 +31,9 @@ from evaluators.builtin.reference_base import (
     ReferenceEvaluator,
     TrajectoryCriteria,
     TrajectoryMatchConfig,
-    copied_details,
     ratio,
-    summary_and_details,
 )
+from evaluators.match_details import copied_details, summary_and_details
 from evaluators.matching import (
     Pairs,
     exact_sequence,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from support.fresh_tree import clean_environment, copy_working_tree
+from support.paths import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -55,9 +56,11 @@ def test_sdist_holds_what_a_compiled_wheel_build_needs(dist: tuple[Path, str]) -
     (sdist,) = out.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    included = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "collector/decode").glob("*.pxi"))
+    assert len(included) >= 2  # _wire_json.pxi, _wire_split.pxi
     for needed in ("setup.py", "pyproject.toml", "MANIFEST.in", "build_backend/evald_build.py",
-                   "collector/decode/_wire.pyx", "collector/normalize/build.py",
-                   "evaluators/py.typed"):  # fmt: skip
+                   "collector/decode/_wire.pyx", *included, "collector/normalize/build.py",
+                   "evaluators/matching.py", "evaluators/py.typed"):  # fmt: skip
         assert needed in names, f"the sdist lacks {needed}"
     assert not [name for name in names if name.endswith((".so", ".c"))]
 
@@ -78,4 +81,4 @@ def test_wheel_installs_into_a_fresh_venv_and_reports_its_version(
         cwd=tmp_path, env=clean_environment(), capture_output=True, text=True, check=True,
     )  # fmt: skip
     version = metadata.version("evald")
-    assert proc.stdout == f"evald {version} (decoder upb, normalizer interpreted)\n"
+    assert proc.stdout == f"evald {version} (decoder upb, normalizer interpreted, evaluators interpreted)\n"

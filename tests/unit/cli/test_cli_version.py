@@ -19,7 +19,8 @@ def test_version_prints_the_installed_version_and_build(
     labels = build_labels()
     assert capsys.readouterr().out == (
         f"evald {metadata.version('evald')} "
-        f"(decoder {labels['decoder']}, normalizer {labels['normalizer']})\n"
+        f"(decoder {labels['decoder']}, normalizer {labels['normalizer']}, "
+        f"evaluators {labels['evaluators']})\n"
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
@@ -25,7 +27,11 @@ EXPECTED_BUILD = os.environ.get("EVALD_EXPECT_BUILD", "compiled")
 @pytest.mark.skipif(EXPECTED_BUILD != "compiled", reason="testing the pure-Python install")
 def test_the_hot_path_is_compiled() -> None:
     # `make test` installs with a C compiler: CI must test the modules users run.
-    assert native.build_labels() == {"decoder": "native", "normalizer": "compiled"}, (
+    assert native.build_labels() == {
+        "decoder": "native",
+        "normalizer": "compiled",
+        "evaluators": "compiled",
+    }, (
         "the compiled modules were not built: reinstall with a C compiler "
         "(`make`, or `pip install -e .` with gcc and the Python headers)"
     )
@@ -35,7 +41,11 @@ def test_the_hot_path_is_compiled() -> None:
 def test_the_pure_install_is_interpreted_and_not_this_tree() -> None:
     # The pure run must test the installed package: the source tree holds the
     # compiled modules of the editable dev install.
-    assert native.build_labels() == {"decoder": "upb", "normalizer": "interpreted"}
+    assert native.build_labels() == {
+        "decoder": "upb",
+        "normalizer": "interpreted",
+        "evaluators": "interpreted",
+    }
     assert not Path(collector.__file__).resolve().is_relative_to(ROOT / "collector")
 
 
@@ -85,6 +95,29 @@ def test_an_included_file_edited_after_compiling_makes_the_walker_stale(tmp_path
     built = compiled.stat().st_mtime
     os.utime(tmp_path / "_walker.pyx", (built - 10, built - 10))
     os.utime(tmp_path / "_walker_part.pxi", (built - 10, built - 10))
-    assert interpreted.stale_sources(tmp_path) == []
+    assert interpreted.stale_sources([tmp_path]) == []
     os.utime(tmp_path / "_walker_part.pxi", (built + 10, built + 10))
-    assert interpreted.stale_sources(tmp_path) == [tmp_path / "_walker_part.pxi"]
+    assert interpreted.stale_sources([tmp_path]) == [tmp_path / "_walker_part.pxi"]
+
+
+def test_interpreted_request_loads_every_compiled_module_from_its_source() -> None:
+    # EVALD_INTERPRETED must cover each compiled group, the evaluators' algorithms too.
+    code = (
+        "import collector, sys\n"
+        "from collector.core.build_info import build_labels\n"
+        "labels = build_labels()\n"
+        "import evaluators.matching, evaluators.match_details, evaluators.call_identity\n"
+        "import collector.normalize.build\n"
+        "names = ['evaluators.matching', 'evaluators.match_details',\n"
+        "         'evaluators.call_identity', 'collector.normalize.build']\n"
+        "sources = [sys.modules[n].__file__.endswith('.py') for n in names]\n"
+        "print(*sorted(labels.items()), *sources)\n"
+    )
+    env = {**os.environ, interpreted.ENVIRONMENT_VARIABLE: "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == [
+        "('decoder',", "'upb')", "('evaluators',", "'interpreted')",
+        "('normalizer',", "'interpreted')", "True", "True", "True", "True",
+    ]  # fmt: skip

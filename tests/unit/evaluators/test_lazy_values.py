@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from collector.sinks.jsonl import _default as jsonl_default
-from evaluators.builtin.limits import call_identities
+from evaluators.call_identity import call_identities
 from evaluators.contract import check_evaluator, sample_trajectories
 from evaluators.helpers import extract_tool_calls, trajectory_to_text
 from evaluators.lazy import LazyValue, plain

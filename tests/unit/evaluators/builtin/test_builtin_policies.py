@@ -12,17 +12,13 @@ from support.builtin_kit import agent, calls, golden_runs, run, score, step, tra
 from support.paths import GOLDEN
 
 from evaluators.builtin.limits import (
-    PAIRWISE_LIMIT,
     MaxCallsPerTool,
     MaxLatency,
     MaxSteps,
     RepeatedCalls,
     ToolErrorRate,
     ToolLoops,
-    call_identities,
-    call_key,
     longest_loop,
-    surely_different,
 )
 from evaluators.builtin.policies import (
     EssentialToolsPresent,
@@ -30,6 +26,7 @@ from evaluators.builtin.policies import (
     OrderConstraint,
     ToolOrder,
 )
+from evaluators.call_identity import PAIRWISE_LIMIT, call_identities, call_key, surely_different
 from evaluators.results import BooleanResult, NumericResult
 
 
@@ -246,17 +243,15 @@ def test_surely_different_never_separates_calls_written_alike() -> None:
         assert [[k == o for o in keys] for k in keys] == [[k == o for o in exact] for k in exact]
 
 
-def test_call_identities_compare_no_pairs_of_a_tool_called_very_often(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_call_identities_compare_no_pairs_of_a_tool_called_very_often() -> None:
     # Pairwise comparison grows with the square of the calls: a hostile trace with
-    # thousands of calls of one tool must cost what call_key costs, linear.
-    def refuse(a: Any, b: Any) -> bool:
-        raise AssertionError("compared pairwise")
-
-    monkeypatch.setattr("evaluators.builtin.limits.surely_different", refuse)
-    steps = [step("t", {"q": i % 3}) for i in range(PAIRWISE_LIMIT + 1)]
+    # thousands of calls of one tool must cost what call_key costs, linear. Distinct
+    # arguments tell the two paths apart (and hold whether the module is compiled):
+    # compared pairwise, each call would keep its (name, position) key.
+    steps = [step("t", {"q": i}) for i in range(PAIRWISE_LIMIT + 1)]
     assert call_identities(steps) == [call_key(s) for s in steps]
+    fewer = steps[:PAIRWISE_LIMIT]
+    assert call_identities(fewer) == [("t", at) for at in range(PAIRWISE_LIMIT)]
 
 
 def test_repeated_calls_count_nan_and_null_apart() -> None:
