@@ -80,7 +80,9 @@ def test_the_uncompiled_install_gives_the_compiled_builds_verdicts(
     version = quick_start.python(
         "from collector.core.build_info import build_labels; print(build_labels())"
     )
-    assert version.stdout.strip() == "{'decoder': 'upb', 'normalizer': 'interpreted'}"
+    assert version.stdout.strip() == (
+        "{'decoder': 'upb', 'normalizer': 'interpreted', 'evaluators': 'interpreted'}"
+    )
 
 
 def test_make_install_runtime_installs_no_dev_tool(quick_start: QuickStart) -> None:
