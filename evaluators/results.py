@@ -45,8 +45,12 @@ EvaluationResult = NumericResult | BooleanResult | ErrorResult
 
 def score_of(result: EvaluationResult) -> float | None:
     """The numeric value of a result: the score, 1.0/0.0 for booleans, None for errors."""
-    if isinstance(result, NumericResult):
+    # ``kind`` tells the three apart, as ``isinstance`` would: each class fixes its own
+    # (a Literal a subclass cannot change), and an attribute read is several times
+    # cheaper than ``isinstance`` on a pydantic class that is not the object's (the
+    # exact class of the most common result, first, is cheaper still).
+    if type(result) is NumericResult or result.kind == "numeric":
         return result.score
-    if isinstance(result, BooleanResult):
+    if result.kind == "boolean":
         return 1.0 if result.value else 0.0
     return None

@@ -76,9 +76,9 @@ def verdict(
     """Pass / fail of ``result`` (see the module doc); None when there is no verdict."""
     if type(result) is NumericResult:  # exact class first: isinstance on pydantic is slower
         return None if threshold is None else evaluator.passed(result.score, threshold)
-    if isinstance(result, ErrorResult):
+    if result.kind == "error":  # ``kind`` rather than isinstance: see ``score_of``
         return None
-    if isinstance(result, BooleanResult):
+    if result.kind == "boolean":
         if threshold is None:
             return result.value
         return evaluator.passed(1.0 if result.value else 0.0, threshold)
