@@ -16,6 +16,8 @@ import pytest
 import yaml
 from support.paths import ROOT
 
+from collector.core.build_info import build_labels
+
 DEPLOY = ROOT / "deploy"
 DEMO = ROOT / "examples" / "demo" / "traces"
 
@@ -58,6 +60,18 @@ def test_the_image_build_copies_what_the_package_build_reads() -> None:
     needed = {"pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "build_backend",
               "collector", "evaluators"}  # fmt: skip
     assert needed <= copied_sources()
+
+
+def test_the_image_build_checks_every_compiled_module_of_this_build() -> None:
+    # The build stage fails unless each compiled group is in use; a group added to
+    # setup.py (and to build_labels) must be added to that check, or the image build
+    # fails on a dict with one more key.
+    text = (DEPLOY / "Dockerfile").read_text().replace("\\\n", "")
+    found = re.search(r"assert b\(\) == (\{[^}]*\})", text)
+    assert found is not None, "the Dockerfile no longer checks the build"
+    checked = yaml.safe_load(found[1])
+    assert set(checked) == set(build_labels())
+    assert checked == {name: "native" if name == "decoder" else "compiled" for name in checked}
 
 
 def ignored(path: str, patterns: list[str]) -> bool:
