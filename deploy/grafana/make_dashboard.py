@@ -99,7 +99,7 @@ PANELS = [
         target("sum by (limit) (rate(evald_sessions_evicted_total[$__rate_interval]))", "evicted {{limit}}"),
         target("sum by (reason) (rate(evald_sessions_dropped_total[$__rate_interval]))", "dropped {{reason}}"),
     ], "short", 0, 48),
-    panel("evald build: decoder and normalizer (native / compiled, or the slower fallbacks)", [
+    panel("evald build: decoder, normalizer, evaluators (native / compiled, or the slower fallbacks)", [
         target("count by (version, decoder, normalizer, evaluators) (evald_build_info)", "{{version}} {{decoder}} {{normalizer}} {{evaluators}}"),
     ], "short", 12, 48),
     panel("Evaluators in seconds (latency): p50 / p95 (exemplars link to the trace)", [
