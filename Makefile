@@ -125,5 +125,5 @@ bench: $(STAMP)  ## throughput benchmarks (prints ratios against an in-run basel
 clean:  ## remove the virtualenvs, builds and caches
 	rm -rf $(VENV) $(PURE_VENV) $(DIST) .mypy_cache .ruff_cache .pytest_cache *.egg-info build
 	rm -f collector/decode/_wire.c
-	find collector -name '*.so' -delete
-	rm -f evald_normalizer__mypyc.*.so
+	find collector evaluators -name '*.so' -delete
+	rm -f evald_normalizer__mypyc.*.so evald_evaluators__mypyc.*.so

@@ -67,7 +67,7 @@ def read_document(path: Path) -> Document:
 
 
 def _parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
-    if FAST_LOADER is not None:
+    if FAST_LOADER is not None and "\t" not in text:
         try:
             return _load_yaml(text, FAST_LOADER)
         except yaml.YAMLError:
@@ -87,7 +87,12 @@ def _parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
 # process that loads them (serve's workers, each replay, each reload). Same nodes,
 # lines and values (the constructor is the same safe one); a file it refuses is
 # parsed again by the pure-Python parser, whose messages say more ("found undefined
-# alias 'x'" where libyaml says "found undefined alias").
+# alias 'x'" where libyaml says "found undefined alias"). The one difference found in
+# what the two accept: libyaml takes tabs where PyYAML refuses them (after a colon, in
+# flow collections, in plain scalars), so a text with a tab goes to PyYAML alone and
+# whether a file loads never depends on how PyYAML was built. JSON files keep PyYAML
+# for their line numbers (``_json_nodes``): libyaml refuses the surrogate-pair escapes
+# ``json.dump`` writes for any character beyond U+FFFF.
 FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 
 
@@ -114,7 +119,7 @@ def _parse_json(text: str) -> Any:
 def _json_nodes(text: str) -> yaml.Node | None:
     """JSON is (nearly) YAML: compose it for line numbers; best effort only."""
     try:
-        return yaml.compose(text, Loader=FAST_LOADER or yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
 

@@ -106,3 +106,37 @@ def test_both_parsers_read_random_documents_alike(
         pure = _read(path, monkeypatch, fast=False)
         assert pure[0] == value
         assert _read(path, monkeypatch, fast=True) == pure
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
+@pytest.mark.parametrize(
+    "text",
+    ["a:\tb\n", "a: [1,\t2]\n", "a: b\t# note\n", "a: b\t\n", "a: b\tc\n", "id: x\n\tb: 1\n"],
+)
+def test_a_tab_is_read_as_pyyaml_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    # libyaml takes tabs PyYAML refuses: whether a file loads must not depend on the build.
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    assert _read(path, monkeypatch, fast=True) == _read(path, monkeypatch, fast=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{\n  "id": "a",\n  "note": "\\ud83d\\udc00",\n  "id": "b"\n}\n', 4),
+        ('{\n\t"id": "a",\n\t"id": "b"\n}\n', None),  # PyYAML cannot compose tabs: no check
+    ],
+)
+def test_json_specs_keep_their_duplicate_key_check(
+    tmp_path: Path, text: str, line: int | None
+) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(text)
+    if line is None:
+        assert read_document(path).data == {"id": "b"}
+        return
+    with pytest.raises(DocumentError) as raised:
+        read_document(path)
+    assert (raised.value.message, raised.value.line) == ("duplicate key 'id'", line)
