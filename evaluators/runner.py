@@ -28,7 +28,13 @@ from evaluators.base import Evaluator, Unit
 from evaluators.gaps import gap_error, missing
 from evaluators.isolation import EvaluatorBusy, EvaluatorTimeout, IsolatedCalls, runs_inline
 from evaluators.registry import EvaluatorRegistry, default_registry, user_code
-from evaluators.results import BooleanResult, ErrorResult, EvaluationResult, NumericResult
+from evaluators.results import (
+    BooleanResult,
+    ErrorResult,
+    EvaluationResult,
+    NumericResult,
+    score_of,
+)
 from evaluators.selectors import sampled
 from evaluators.spec_model import BoundEvaluator
 from evaluators.trajectory import Trajectory
@@ -74,15 +80,14 @@ def verdict(
     evaluator: Evaluator[Any, Any], result: EvaluationResult, threshold: float | None
 ) -> bool | None:
     """Pass / fail of ``result`` (see the module doc); None when there is no verdict."""
-    if type(result) is NumericResult:  # exact class first: isinstance on pydantic is slower
-        return None if threshold is None else evaluator.passed(result.score, threshold)
-    if result.kind == "error":  # ``kind`` rather than isinstance: see ``score_of``
+    score = score_of(result)  # by exact class first (``evaluators.results``)
+    if score is None:  # an error
         return None
-    if result.kind == "boolean":
-        if threshold is None:
-            return result.value
-        return evaluator.passed(1.0 if result.value else 0.0, threshold)
-    return None if threshold is None else evaluator.passed(result.score, threshold)
+    if threshold is not None:
+        return evaluator.passed(score, threshold)
+    if type(result) is NumericResult:
+        return None
+    return result.value if isinstance(result, BooleanResult) else None
 
 
 class EvaluationRunner:

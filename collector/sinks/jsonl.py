@@ -18,7 +18,7 @@ from collector.sinks.base import ResultSink
 from collector.sinks.rotating import RotatingFile
 from evaluators.depth import EVERYTHING
 from evaluators.lazy import LazyValue
-from evaluators.results import score_of
+from evaluators.results import is_error, score_of
 from evaluators.runner import Outcome
 from evaluators.session_merge import session_trace_ids, session_turns
 from evaluators.trajectory import Trajectory
@@ -59,7 +59,7 @@ def result_record(trajectory: Trajectory, outcome: Outcome) -> dict[str, Any]:
         "evaluator": outcome.evaluator,
         "score": _finite(score_of(result)),
         "passed": outcome.passed,
-        "error": result.error if result.kind == "error" else None,
+        "error": result.error if is_error(result) else None,
         "explanation": result.explanation,
         "details": result.details,
         "service": trajectory.service,

@@ -26,7 +26,7 @@ from collector.sinks.base import ResultSink
 from collector.sinks.result_metrics import ResultMetrics
 from collector.telemetry.fast_metrics import CounterChild, HistogramChild
 from collector.telemetry.registry import Telemetry
-from evaluators.results import score_of
+from evaluators.results import is_error, score_of
 from evaluators.runner import Outcome
 from evaluators.trajectory import StepKind, Trajectory
 
@@ -35,7 +35,7 @@ NO_SPEC = "none"  # the `spec` label of evaluators that run on every trace
 
 def outcome_label(outcome: Outcome) -> str:
     """``pass`` / ``fail`` / ``error`` / ``none`` (scored without a threshold)."""
-    if outcome.result.kind == "error":  # cheaper than isinstance (evaluators.results)
+    if is_error(outcome.result):
         return "error"
     if outcome.passed is None:
         return "none"

@@ -31,7 +31,7 @@ from opentelemetry.trace.status import Status, StatusCode
 from collector.core.records import LogEvent, Resource, Span, SpanEvent, Trace
 from collector.receivers.own_output import FORWARDED_OUTPUT, OUTPUT_ATTRIBUTE
 from collector.sinks.metrics import outcome_label
-from evaluators.results import score_of
+from evaluators.results import is_error, score_of
 from evaluators.runner import Outcome
 from evaluators.session_merge import session_trace_ids, session_turns
 from evaluators.trajectory import Trajectory
@@ -60,10 +60,10 @@ def result_attributes(outcome: Outcome) -> dict[str, Any]:
     label = outcome_label(outcome)
     if label != "none":
         attributes["gen_ai.evaluation.score.label"] = label
-    explanation = result.error if result.kind == "error" else result.explanation
+    explanation = result.error if is_error(result) else result.explanation
     if explanation:
         attributes["gen_ai.evaluation.explanation"] = explanation
-    if result.kind == "error":
+    if is_error(result):
         attributes["error.type"] = _error_type(result.error)
     if outcome.spec_id is not None:
         attributes["evald.spec.id"] = outcome.spec_id

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from collector.offline.stats import RunningStats, wilson_interval
-from evaluators.results import score_of
+from evaluators.results import is_error, score_of
 from evaluators.runner import Outcome
 
 MetricKey = tuple[str | None, str]  # (spec id or None for evaluation.always, evaluator id)
@@ -54,7 +54,7 @@ class MetricSummary:
         score = score_of(result)
         if score is not None:
             self.scores.add(score)
-        if result.kind == "error":  # cheaper than isinstance (evaluators.results)
+        if is_error(result):
             self.errors += 1
         elif outcome.passed is None:
             self.no_verdict += 1
@@ -107,10 +107,10 @@ def failed_checks(outcomes: Iterable[Outcome]) -> tuple[FailedCheck, ...]:
             outcome.spec_id,
             outcome.evaluator,
             score_of(outcome.result),
-            encodable(outcome.result.error) if outcome.result.kind == "error" else None,
+            encodable(outcome.result.error) if is_error(outcome.result) else None,
         )
         for outcome in outcomes
-        if outcome.passed is False or outcome.result.kind == "error"
+        if outcome.passed is False or is_error(outcome.result)
     )
 
 
