@@ -14,6 +14,7 @@ nearly everything. ADR 0024 has the figures.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -42,13 +43,34 @@ def settle_for_streaming() -> None:
 def streaming_collector() -> Iterator[None]:
     """``settle_for_streaming`` for the length of a ``with`` block, for code that streams
     traces inside a process that is not evald's own (an offline replay run from a test
-    or a library): on leaving, what was frozen is unfrozen and the thresholds are
-    those the block found. Not re-entrant across threads (the settings are
-    process-wide)."""
-    thresholds = gc.get_threshold()
-    settle_for_streaming()
+    or a library): on leaving, the thresholds are those the block found.
+
+    The settings are process-wide, so blocks share them: the first block to enter
+    settles, the last to leave restores, whatever threads they run on and however
+    they nest. What is alive on entry is frozen, and unfrozen on leaving, only when the
+    process had frozen nothing itself (a host's own ``gc.freeze()`` is left alone).
+    """
+    global _blocks, _saved_thresholds, _froze  # noqa: PLW0603 - process-wide, under _lock
+    with _lock:
+        if _blocks == 0:
+            _saved_thresholds = gc.get_threshold()
+            _froze = gc.get_freeze_count() == 0
+            if _froze:
+                gc.freeze()
+            gc.set_threshold(YOUNG_THRESHOLD, OLDER_THRESHOLD, OLDER_THRESHOLD)
+        _blocks += 1
     try:
         yield
     finally:
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
+        with _lock:
+            _blocks -= 1
+            if _blocks == 0:
+                if _froze:
+                    gc.unfreeze()
+                gc.set_threshold(*_saved_thresholds)
+
+
+_lock = threading.Lock()
+_blocks = 0  # ``streaming_collector`` blocks open now
+_saved_thresholds: tuple[int, int, int] = gc.get_threshold()
+_froze = False

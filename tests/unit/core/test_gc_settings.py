@@ -90,3 +90,54 @@ def test_streaming_collector_restores_on_error() -> None:
         """
     )
     assert out.split() == ["0", "True"]
+
+
+def test_overlapping_blocks_restore_once_the_last_one_leaves() -> None:
+    # Two replays in two threads (or nested): the first to enter settles, the last to
+    # leave restores; an early leaver must not leave the other on CPython's settings,
+    # nor the process on the streaming ones.
+    out = _in_fresh_process(
+        """
+        import gc, threading
+        from collector.core.gc_settings import streaming_collector
+        gc.set_threshold(1234, 5, 6)
+        entered, leave_a, a_left = threading.Event(), threading.Event(), threading.Event()
+
+        def a():
+            with streaming_collector():
+                entered.set()
+                leave_a.wait()
+            a_left.set()
+
+        thread = threading.Thread(target=a)
+        thread.start()
+        entered.wait()
+        with streaming_collector():
+            with streaming_collector():
+                pass
+            nested_left = gc.get_threshold()[0]
+            leave_a.set()
+            a_left.wait()
+            a_gone = gc.get_threshold()[0]
+        thread.join()
+        print(nested_left, a_gone, *gc.get_threshold(), gc.get_freeze_count())
+        """
+    )
+    young = str(YOUNG_THRESHOLD)
+    assert out.split() == [young, young, "1234", "5", "6", "0"]
+
+
+def test_a_hosts_own_frozen_objects_stay_frozen() -> None:
+    out = _in_fresh_process(
+        """
+        import gc
+        from collector.core.gc_settings import streaming_collector
+        kept = [[] for _ in range(1000)]
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        with streaming_collector():
+            inside = gc.get_freeze_count() == frozen
+        print(inside, gc.get_freeze_count() == frozen)
+        """
+    )
+    assert out.split() == ["True", "True"]
