@@ -53,8 +53,8 @@ def call_identities(steps: Sequence[Step]) -> Sequence[Hashable]:
 
 
 def _apart(a: Any, b: Any) -> bool:
-    """``surely_different``, False where its recursion is too deep (``json.dumps``, in C,
-    nests deeper)."""
+    """``surely_different``, False where it cannot recurse (called deep in a stack
+    already: ``json.dumps``, in C, nests deeper)."""
     try:
         return surely_different(a, b)
     except RecursionError:
@@ -69,18 +69,26 @@ _ARRAYS: frozenset[type] = frozenset({list, tuple})  # json.dumps writes both as
 _JSON_TYPES = _SCALARS | _ARRAYS | {dict}
 
 
-def surely_different(a: Any, b: Any) -> bool:
+MAX_DEPTH = 200
+"""How deep ``surely_different`` looks into nested values before it answers False (may
+be the same: ``call_key`` then decides). Real arguments are a few levels deep; the
+bound keeps the recursion far from the interpreter's limit, and from the C stack's in
+the compiled build, which recurses in C and does not raise ``RecursionError``."""
+
+
+def surely_different(a: Any, b: Any, depth: int = 0) -> bool:
     """True only if ``a`` and ``b`` certainly have different canonical JSON (the
     ``json.dumps(..., sort_keys=True, default=str)`` of ``call_key``); False when they
     may have the same (equal values, ``-0.0`` and ``0.0``, two NaNs, or anything
     outside JSON's types, which ``default=str`` writes as text; a string outside ASCII
     is compared as written, since ``json.dumps`` writes a character beyond U+FFFF and
-    its two surrogates alike). May raise ``RecursionError`` on deeply nested values
-    (``call_identities`` then falls back to ``call_key``)."""
+    its two surrogates alike, or values nested deeper than ``MAX_DEPTH``)."""
+    if depth > MAX_DEPTH:
+        return False
     ta, tb = type(a), type(b)
     if ta is not tb:
         if ta in _ARRAYS and tb in _ARRAYS:
-            return _arrays_differ(a, b)
+            return _arrays_differ(a, b, depth)
         # Two different JSON types never write alike (true / 1 / 1.0 / "1" / null).
         return ta in _JSON_TYPES and tb in _JSON_TYPES
     if ta is str:
@@ -95,13 +103,13 @@ def surely_different(a: Any, b: Any) -> bool:
             return nan_a is not nan_b
         return bool(a != b)  # repr round-trips: unequal floats write apart
     if ta in _ARRAYS:
-        return _arrays_differ(a, b)
+        return _arrays_differ(a, b, depth)
     if ta is dict:
         if not _plain_keys(a) or not _plain_keys(b):
             return False  # json.dumps writes 1 and "1" (or a character and its surrogates) alike
         if a.keys() != b.keys():
             return True
-        return any(surely_different(value, b[key]) for key, value in a.items())
+        return any(surely_different(value, b[key], depth + 1) for key, value in a.items())
     return False
 
 
@@ -110,7 +118,7 @@ def _plain_keys(mapping: dict[Any, Any]) -> bool:
     return all(type(key) is str and key.isascii() for key in mapping)
 
 
-def _arrays_differ(a: Sequence[Any], b: Sequence[Any]) -> bool:
+def _arrays_differ(a: Sequence[Any], b: Sequence[Any], depth: int) -> bool:
     if len(a) != len(b):
         return True
-    return any(surely_different(x, y) for x, y in zip(a, b, strict=True))
+    return any(surely_different(x, y, depth + 1) for x, y in zip(a, b, strict=True))

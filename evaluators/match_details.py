@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluators.matching import MatchSummary, Pairs, kept_matching, labels, names_match, summarize
+from evaluators.matching import (
+    MatchSummary,
+    PairsLike,
+    kept_matching,
+    labels,
+    names_match,
+    summarize,
+)
 from evaluators.reference import ExpectedStep
 from evaluators.trajectory import Step
 
@@ -20,7 +27,7 @@ from evaluators.trajectory import Step
 def match_details(
     reference: Sequence[ExpectedStep],
     predicted: Sequence[Step],
-    pairs: Pairs,
+    pairs: PairsLike,
     summary: MatchSummary | None = None,
 ) -> dict[str, Any]:
     """Both trajectories as labels, the matched index pairs, what was left over (the
@@ -33,7 +40,7 @@ def match_details(
 def summary_and_details(
     reference: Sequence[ExpectedStep],
     predicted: Sequence[Step],
-    pairs: Pairs,
+    pairs: PairsLike,
     summary: MatchSummary | None = None,
 ) -> tuple[MatchSummary, dict[str, Any]]:
     """``summarize`` and ``match_details`` of ``pairs``, both read-only: the answers for

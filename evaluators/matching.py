@@ -120,6 +120,16 @@ _last_called: tuple[Trajectory, tuple[StepKind, ...], tuple[Step, ...]] | None =
 Pairs = list[tuple[int, int]]
 """(reference index, predicted index) pairs, sorted by reference index."""
 
+PairsLike = Sequence[Sequence[int]]
+"""What the functions that read pairs accept: ``Pairs``, or any sequence of two-item
+sequences (a tuple of lists read back from JSON). This module is compiled (mypyc),
+which checks declared types where a value enters a function: the wider type keeps
+the compiled build accepting what the interpreted one does."""
+
+LooseMatcher = Callable[[ExpectedStep, Step], object]
+"""A ``CallMatcher`` as this module calls it: a plug-in's matcher may return any truthy
+value (a ``re.Match``, 1), which compiled code would refuse as a ``bool``."""
+
 Table = list[list[bool]]
 """``table[i][j]``: whether predicted step ``j`` satisfies reference item ``i``."""
 
@@ -138,7 +148,8 @@ class _Memo:
         self, reference: Sequence[ExpectedStep], predicted: Sequence[Step], matches: CallMatcher
     ) -> None:
         self.reference, self.predicted, self.matches = reference, predicted, matches
-        self.table: Table = [[matches(item, step) for step in predicted] for item in reference]
+        judge: LooseMatcher = matches
+        self.table: Table = [[bool(judge(item, step)) for step in predicted] for item in reference]
         self.maximum: Pairs | None = None
         self.ordered: Pairs | None = None
 
@@ -178,7 +189,8 @@ def exact_sequence(
     """Whether ``predicted`` is exactly ``reference``: same length, pairwise matching."""
     if len(reference) != len(predicted):
         return False
-    return all(matches(item, step) for item, step in zip(reference, predicted, strict=True))
+    judge: LooseMatcher = matches
+    return all(judge(item, step) for item, step in zip(reference, predicted, strict=True))
 
 
 def ordered_matching(
@@ -255,7 +267,7 @@ class MatchSummary(NamedTuple):
     extra: list[str]  # predicted steps not matched
 
 
-def kept_matching(pairs: Pairs) -> bool:
+def kept_matching(pairs: object) -> bool:
     """Whether ``pairs`` is a matching the memo keeps (``ordered_matching`` or
     ``maximum_matching`` of the last table): read-only, so callers may key on it."""
     last = _last
@@ -279,7 +291,7 @@ _last_labels: tuple[object, list[str]] | None = None
 
 
 def summarize(
-    reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: Pairs
+    reference: Sequence[ExpectedStep], predicted: Sequence[Step], pairs: PairsLike
 ) -> MatchSummary:
     """The unmatched reference items and predicted steps of ``pairs``."""
     used_ref = {i for i, _ in pairs}

@@ -15,9 +15,12 @@ from pydantic import Field, model_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig, NoCriteria
 from evaluators.builtin.policies import StepsConfig, executed
-from evaluators.call_identity import (
-    call_identities,
-)
+
+# Moved to evaluators.call_identity (compiled); still importable from here.
+from evaluators.call_identity import PAIRWISE_LIMIT as PAIRWISE_LIMIT  # noqa: PLC0414
+from evaluators.call_identity import call_identities
+from evaluators.call_identity import call_key as call_key  # noqa: PLC0414
+from evaluators.call_identity import surely_different as surely_different  # noqa: PLC0414
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, Trajectory
 

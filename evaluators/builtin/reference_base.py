@@ -17,6 +17,12 @@ from pydantic import Field
 from evaluators.argmatch import ArgsSetting, matcher_for
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
 from evaluators.gaps import TOOL_ARGS
+
+# Moved to evaluators.match_details (compiled); still importable from here.
+from evaluators.match_details import ambiguous_names as ambiguous_names  # noqa: PLC0414
+from evaluators.match_details import copied_details as copied_details  # noqa: PLC0414
+from evaluators.match_details import match_details as match_details  # noqa: PLC0414
+from evaluators.match_details import summary_and_details as summary_and_details  # noqa: PLC0414
 from evaluators.matching import CallMatcher, called_steps
 from evaluators.reference import ExpectedStep
 from evaluators.results import EvaluationResult

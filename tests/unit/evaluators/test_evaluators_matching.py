@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import pytest
 
+from evaluators.match_details import match_details
 from evaluators.matching import (
     call_matcher,
     exact_sequence,
@@ -110,7 +112,7 @@ def test_summary_and_explanation() -> None:
 
 
 def test_matchings_are_kept_for_the_same_tuples_and_never_for_lists() -> None:
-    reference = (ExpectedStep(name="a"), ExpectedStep(name="b"))
+    reference = (ref("a"), ref("b"))
     predicted = (step("b"), step("a"), step("b"))
     matcher = call_matcher("ignore")
     first = maximum_matching(reference, predicted, matcher)
@@ -121,3 +123,29 @@ def test_matchings_are_kept_for_the_same_tuples_and_never_for_lists() -> None:
     assert maximum_matching(list(reference), steps, matcher) == [(1, 0)]
     steps.insert(0, step("a"))  # a list may change between calls: never kept
     assert maximum_matching(list(reference), steps, matcher) == [(0, 0), (1, 1)]
+
+
+def test_a_matcher_may_return_any_truthy_value() -> None:
+    # A plug-in's matcher (or an overridden ReferenceEvaluator.matches) returning a
+    # re.Match or an int: the compiled build must answer as the interpreted one.
+    reference = (ref("a"), ref("b"))
+    predicted = (step("a"), step("x"), step("b"))
+
+    def loose(expected: ExpectedStep, step: Step) -> bool:
+        return re.fullmatch(expected.name, step.name)  # type: ignore[return-value]
+
+    assert ordered_matching(reference, predicted, loose) == [(0, 0), (1, 2)]
+    assert maximum_matching(reference, predicted, lambda e, s: int(e.name == s.name)) == [
+        (0, 0),
+        (1, 2),
+    ]
+    assert exact_sequence(reference, predicted[::2], loose)
+
+
+def test_pairs_read_back_as_tuples_or_lists_are_accepted() -> None:
+    reference = (ref("a"), ref("b"))
+    predicted = (step("a"), step("c"))
+    expected = summarize(reference, predicted, [(0, 0)])
+    assert summarize(reference, predicted, ((0, 0),)) == expected
+    assert summarize(reference, predicted, [[0, 0]]) == expected
+    assert match_details(reference, predicted, ([0, 0],))["matched"] == [[0, 0]]

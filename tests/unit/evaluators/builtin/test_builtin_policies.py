@@ -26,7 +26,13 @@ from evaluators.builtin.policies import (
     OrderConstraint,
     ToolOrder,
 )
-from evaluators.call_identity import PAIRWISE_LIMIT, call_identities, call_key, surely_different
+from evaluators.call_identity import (
+    MAX_DEPTH,
+    PAIRWISE_LIMIT,
+    call_identities,
+    call_key,
+    surely_different,
+)
 from evaluators.results import BooleanResult, NumericResult
 
 
@@ -315,3 +321,14 @@ def test_max_latency() -> None:
     assert result.explanation == "run 3.000 s > 2.0 s; lookup 0.500 s > 0.1 s"
     with pytest.raises(ValidationError, match="at least one"):
         MaxLatency.criteria_model.model_validate({})
+
+
+def test_call_identities_of_hostile_nesting_raise_instead_of_crashing() -> None:
+    # The compiled build recurses in C and never raises RecursionError: without a depth
+    # bound, 100 000 levels would overflow the C stack. Now both builds stop comparing
+    # at MAX_DEPTH and leave the call to call_key, whose json.dumps refuses the depth.
+    deep = _nested(100_000, 1)
+    with pytest.raises(RecursionError):
+        call_identities([step("t", deep), step("t", _nested(100_000, 2))])
+    shallow = [step("t", _nested(MAX_DEPTH + 5, 1)), step("t", _nested(MAX_DEPTH + 5, 2))]
+    assert call_identities(shallow) == [call_key(s) for s in shallow]  # undecided: call_key
