@@ -162,9 +162,10 @@ def run(
     specs, always = ActiveSpecs(config, Telemetry())(), bind_always(config.evaluation.always)
     # What replay builds: the parts its evaluators read (evald's own read none).
     parts = parts_read_by([*always, *(b for spec in specs for b in spec.bound)])
+    mappings = config.normalization.mappings
 
     def normalize_all() -> list[Trajectory]:
-        return [normalize_for(t, None, parts)[0] for t in traces]
+        return [normalize_for(t, mappings, parts)[0] for t in traces]
 
     took["normalize"], trajectories = best_of(repeat, normalize_all)
     documents = json_documents(traces)
