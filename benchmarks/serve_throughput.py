@@ -13,6 +13,9 @@ Prints the rates, (a) one worker against the receiver (rate and per CPU-second)
 and (b) the workers' spans per daemon CPU-second (user + sys of every daemon
 process, from ``/proc``) against one worker's, and how many cores the daemon used.
 
+With ``--repeat N`` the three runs are repeated N times, interleaved; the figures
+above are each target's best, and each round's own ratios follow with their medians.
+
     python benchmarks/serve_throughput.py [--duration 15] [--workers 2] [--repeat 1]
 """
 
@@ -23,6 +26,7 @@ import json
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -160,6 +164,22 @@ def main() -> None:
         busy = every.get("system_cpu_pct") or 0.0
         print(f"    daemon cores used: {every['target_cpu_pct'] / 100:.2f} "
               f"(machine: {busy / 100:.2f} cores busy in all)")  # fmt: skip
+    if args.repeat > 1:
+        _per_round(runs)
+
+
+def _per_round(runs: dict[str, list[dict]]) -> None:
+    """Each round's own ratios and their medians. The best of each target (above) may
+    come from different rounds; on a machine whose speed changes between minutes, the
+    ratios of one round (its three runs back to back) are the fairer figures."""
+    rounds = list(zip(runs["baseline"], runs["one"], runs["all"], strict=True))
+    a = [one["acked_spans_per_s"] / base["acked_spans_per_s"] for base, one, _ in rounds]
+    print(f"per round (a): {' '.join(f'{x:.3f}' for x in a)}; median {statistics.median(a):.3f}")
+    key = "acked_spans_per_target_cpu_s"
+    if all(one.get(key) and every.get(key) for _, one, every in rounds):
+        b = [every[key] / one[key] for _, one, every in rounds]
+        print(f"per round (b): {' '.join(f'{x:.3f}' for x in b)}; "
+              f"median {statistics.median(b):.3f}")  # fmt: skip
 
 
 def _cpu(result: dict) -> str:
