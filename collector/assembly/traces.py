@@ -216,20 +216,29 @@ class TraceAssembler:
     def _plan(self, spans: Sequence[Span]) -> _Batch[dict[bytes, Span]]:
         batch: _Batch[dict[bytes, Span]] = _Batch()
         limit, decided = self._config.max_spans_per_trace, self._decided
+        batch_new = batch.new
+        # Per trace of the batch, looked up once (a request holds a few traces of many
+        # spans): what the assembler holds of it and how many items that is.
+        held_of: dict[bytes, tuple[dict[bytes, Span] | None, int]] = {}
         for span in spans:
             trace_id = span.trace_id
-            held = self._traces.get(trace_id)
-            if held is None and trace_id in decided:
-                decided.move_to_end(trace_id)  # still receiving: keep remembering it
-                batch.late += 1
-                continue
-            new = batch.new.setdefault(trace_id, {})
-            if span.span_id in new or (held is not None and span.span_id in held.spans):
+            new = batch_new.get(trace_id)
+            if new is None:
+                pending = self._traces.get(trace_id)
+                if pending is None and trace_id in decided:
+                    decided.move_to_end(trace_id)  # still receiving: keep remembering it
+                    batch.late += 1
+                    continue
+                new = batch_new[trace_id] = {}
+                held_of[trace_id] = (None, 0) if pending is None else (pending.spans, pending.size)
+            held, size = held_of[trace_id]
+            span_id = span.span_id
+            if span_id in new or (held is not None and span_id in held):
                 continue  # duplicate
-            if len(new) + (len(held.spans) + len(held.records) if held else 0) >= limit:
+            if len(new) + size >= limit:
                 batch.reject(1, f"trace {trace_id.hex()} exceeds max_spans_per_trace={limit}")
                 continue
-            new[span.span_id] = span
+            new[span_id] = span
         return batch
 
     def _plan_logs(self, records: Sequence[LogRecord]) -> _Batch[list[LogRecord]]:
@@ -281,10 +290,14 @@ class TraceAssembler:
             if not spans:
                 continue
             pending = self._pending(trace_id, now)
-            pending.spans.update((span.span_id, span) for span in spans)
+            if len(spans) == len(new):  # the usual case: all of them fit
+                pending.spans.update(new)
+            else:
+                pending.spans.update((span.span_id, span) for span in spans)
             self._span_count += len(spans)
             pending.last_seen = now
-            pending.has_root = pending.has_root or any(span.is_root for span in spans)
+            # ``Span.is_root`` is ``not parent_span_id``; read directly, once per span.
+            pending.has_root = pending.has_root or not all(s.parent_span_id for s in spans)
             if pending.has_root:
                 self._traces.touch(trace_id, pending, now)
 

@@ -301,3 +301,22 @@ def test_tick_never_revisits_parked_rootless_traces(h: Harness) -> None:
     assert h.assembler._traces.idle_candidates == 0
     h.add(span(5, 3))  # its root does
     assert h.assembler._traces.idle_candidates == 1
+
+
+def test_late_spans_interleaved_with_new_ones_are_each_counted(h: Harness) -> None:
+    # A batch is planned per trace (each trace looked up once): a released trace's
+    # spans are each counted late wherever they fall in the batch, and a root that is
+    # not the first span of its trace in the batch still starts the idle timer.
+    h.add(span(1, 1))
+    h.at(IDLE)
+    assert h.released() == [(1, CompletionReason.IDLE)]
+    batch = (span(1, 2, parent=1), span(2, 2, parent=1), span(1, 3, parent=1), span(2, 1))
+    assert h.add(*batch) == ConsumeResult(accepted=4)
+    assert h.metric("evald_spans_late_total") == 2
+    assert h.assembler.in_flight_spans == 2
+    h.at(2 * IDLE)
+    assert h.released() == [(1, CompletionReason.IDLE), (2, CompletionReason.IDLE)]
+    assert sorted(s.span_id for s in h.done[1].spans) == [
+        (1).to_bytes(8, "big"),
+        (2).to_bytes(8, "big"),
+    ]
