@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from evaluators.binding import BindError, BoundEntry, bind_case
 from evaluators.dataset_model import DatasetItem, DatasetRef, MatchByAttribute, normalize_input
-from evaluators.documents import DocumentError, read_document
+from evaluators.documents import TOO_DEEP, DocumentError, read_document, too_deep
 from evaluators.problems import Loc, Problem, format_loc, from_validation_error
 from evaluators.reference import Reference
 from evaluators.spec_model import BoundEvaluator, Spec
@@ -201,9 +201,14 @@ def _jsonl_items(path: Path) -> Iterator[_Raw]:
             continue
         try:
             data = json.loads(line)
+            deep = too_deep(data) is not None
         except json.JSONDecodeError as exc:
             message = f"JSON syntax error: {exc.msg}"
             raise DatasetError([DatasetProblem(path, number, None, message)]) from None
+        except RecursionError:  # deeper than json.loads goes
+            deep = True
+        if deep:
+            raise DatasetError([DatasetProblem(path, number, None, TOO_DEEP)])
         yield _Raw(index, data, _always(number))
         index += 1
 

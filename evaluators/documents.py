@@ -55,15 +55,51 @@ def read_document(path: Path) -> Document:
     except (OSError, UnicodeDecodeError) as exc:
         raise DocumentError(f"cannot read file: {exc}") from None
     suffix = path.suffix.lower()
-    if suffix in YAML_SUFFIXES:
-        data, root = _parse_yaml(text)
-    elif suffix in JSON_SUFFIXES:
-        data, root = _parse_json(text), _json_nodes(text)
-        if root is not None:
-            _reject_duplicate_keys(root)
-    else:
+    if suffix not in YAML_SUFFIXES + JSON_SUFFIXES:
         raise DocumentError(f"unsupported file type {suffix!r}: use .yaml, .yml or .json")
-    return Document(path=path, data=data, root=root)
+    # The parsers, the constructor and the duplicate-key walk recurse per level: a file
+    # nested thousands deep (a hostile or generated one) must be an error naming the
+    # file, not a traceback that stops the loader (or a reload of a running daemon).
+    try:
+        if suffix in YAML_SUFFIXES:
+            data, root = _parse_yaml(text)
+        else:
+            data, root = _parse_json(text), _json_nodes(text)
+            if root is not None:
+                _reject_duplicate_keys(root)
+    except RecursionError:
+        raise DocumentError(TOO_DEEP) from None
+    document = Document(path=path, data=data, root=root)
+    deep = too_deep(data)
+    if deep is not None:
+        raise DocumentError(TOO_DEEP, document.line_of(deep))
+    return document
+
+
+MAX_NESTING = 100
+"""How deep values may nest in a spec or dataset file. Real ones nest a few levels (a
+tool's arguments inside a reference inside a list); validation, serialization and
+matching all recurse per level, and pydantic's serializer stops at a few hundred."""
+
+TOO_DEEP = (
+    f"values nested more than {MAX_NESTING} levels deep "
+    "(far more than any spec, dataset or config needs)"
+)
+
+
+def too_deep(data: Any, limit: int = MAX_NESTING) -> Loc | None:
+    """The path of a value nested more than ``limit`` levels deep in ``data`` (mappings
+    and lists), or None. Iterative: it must not recurse on what it guards against."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        if len(loc) > limit:
+            return loc
+        if isinstance(value, dict):
+            stack.extend((item, (*loc, str(key))) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, (*loc, index)) for index, item in enumerate(value))
+    return None
 
 
 def _parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:

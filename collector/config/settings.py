@@ -20,6 +20,7 @@ from collector.config.environment import EnvironmentReferenceError, substitute
 from collector.config.limits import Connections
 from collector.config.units import Duration, Section, Size
 from collector.normalize.mappings import Mappings
+from evaluators.documents import TOO_DEEP, too_deep
 from evaluators.judges.settings import JudgeSettings
 
 
@@ -382,10 +383,13 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    if raw is None:
-        raw = {}
+    except RecursionError:  # the parser recurses per level
+        raise ConfigError(f"{path}: {TOO_DEEP}") from None
+    raw = {} if raw is None else raw  # an empty file: the defaults
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    if too_deep(raw) is not None:  # substitution and validation recurse per level too
+        raise ConfigError(f"{path}: {TOO_DEEP}")
     try:
         raw = substitute(raw)
     except EnvironmentReferenceError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,10 @@ import pytest
 import yaml
 from support.paths import ROOT
 
+from collector.config.settings import ConfigError, load_config
 from evaluators import documents
-from evaluators.documents import DocumentError, read_document
+from evaluators.documents import MAX_NESTING, TOO_DEEP, DocumentError, read_document, too_deep
+from evaluators.spec import SpecError, load_spec
 
 # Every YAML file of the repository evald could be given: specs, datasets, configs,
 # deployment files, test fixtures.
@@ -140,3 +143,52 @@ def test_json_specs_keep_their_duplicate_key_check(
     with pytest.raises(DocumentError) as raised:
         read_document(path)
     assert (raised.value.message, raised.value.line) == ("duplicate key 'id'", line)
+
+
+def _nested_list(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING + 1, 300, 1_000, 100_000])
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_file_nested_too_deep_is_an_error_naming_it(
+    tmp_path: Path, depth: int, suffix: str
+) -> None:
+    # Parsers, validation and serialization recurse per level: thousands of levels
+    # raised RecursionError (or pydantic's "Maximum serialization depth") from inside
+    # the loader instead of a problem naming the file.
+    path = tmp_path / f"spec{suffix}"
+    path.write_text('{"id": "x", "evaluators": ' + _nested_list(depth) + "}\n")
+    with pytest.raises(SpecError) as raised:
+        load_spec(path)
+    (problem,) = raised.value.problems
+    assert (problem.path, problem.message) == (path, TOO_DEEP)
+
+
+def test_too_deep_names_the_first_path_past_the_limit() -> None:
+    data: Any = {"a": [1, {"b": "leaf"}]}
+    assert too_deep(data) is None
+    assert too_deep(data, limit=2) == ("a", 1, "b")
+    assert too_deep(json.loads(_nested_list(MAX_NESTING))) is None
+
+
+def test_a_dataset_line_nested_too_deep_is_an_error_naming_it(tmp_path: Path) -> None:
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "a", "input": "x"}\n{"id": "b", "q": ' + _nested_list(5_000) + "}\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "id: s\ndataset: items.jsonl\nreference: {trajectory: [refund]}\n"
+        "evaluators: [trajectory_in_order_match]\n"
+    )
+    with pytest.raises(SpecError) as raised:
+        load_spec(spec)
+    (problem,) = raised.value.problems
+    assert (problem.path, problem.line, problem.message) == (items, 2, TOO_DEEP)
+
+
+def test_a_config_nested_too_deep_is_an_error_naming_it(tmp_path: Path) -> None:
+    for depth in (MAX_NESTING + 1, 100_000):
+        path = tmp_path / "evald.yaml"
+        path.write_text("specs: " + _nested_list(depth) + "\n")
+        with pytest.raises(ConfigError, match=r"evald\.yaml: values nested more than"):
+            load_config(path)
