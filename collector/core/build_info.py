@@ -26,9 +26,6 @@ from collector.decode.protobuf import NATIVE_DECODER
 
 log = logging.getLogger(__name__)
 
-# The modules mypyc compiles (setup.py: all of collector.normalize but mappings, and
-# the evaluators' algorithms).
-NORMALIZER_PACKAGE = "collector.normalize"
 EVALUATOR_MODULES = interpreted.EVALUATOR_MODULES
 
 
@@ -77,25 +74,11 @@ def stale_extensions(modules: Mapping[str, ModuleType] | None = None) -> list[st
     With an editable install (``make``), a compiled module shadows its ``.py``: an
     edited source runs only after ``pip install -e .`` rebuilds it.
     """
-    stale = []
+    stale: list[str] = []
     for name, module in sorted((sys.modules if modules is None else modules).items()):
-        compiled_here = (
-            name.startswith(NORMALIZER_PACKAGE)
-            or name in EVALUATOR_MODULES
-            or name == "collector.decode._wire"
-        )
-        if not compiled_here:
-            continue
         path = Path(getattr(module, "__file__", None) or "")
-        if not path.name.endswith(tuple(EXTENSION_SUFFIXES)):
-            continue
-        stem = path.name.split(".", 1)[0]
-        sources = [path.with_name(stem + ".py"), path.with_name(stem + ".pyx")]
-        if sources[1].exists():  # _wire.pyx includes _wire_json.pxi, _wire_split.pxi
-            sources.extend(sorted(path.parent.glob(stem + "_*.pxi")))
-        for source in sources:
-            if source.exists() and source.stat().st_mtime > path.stat().st_mtime:
-                stale.append(str(source))
+        if interpreted.is_compiled_module(name) and path.name.endswith(tuple(EXTENSION_SUFFIXES)):
+            stale.extend(str(source) for source in interpreted.newer_sources(path))
     return stale
 
 

@@ -37,23 +37,39 @@ def requested() -> bool:
     return os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0")
 
 
+def is_compiled_module(name: str) -> bool:
+    """Whether setup.py compiles the module ``name`` (when a C compiler is there)."""
+    normalizer = name == NORMALIZER or name.startswith(NORMALIZER + ".")
+    return normalizer or name == WALKER or name in EVALUATOR_MODULES
+
+
+def newer_sources(compiled: Path) -> list[Path]:
+    """The sources of the compiled module at ``compiled`` that were edited after it was
+    built: its ``.py`` or ``.pyx``, and the ``<stem>_*.pxi`` files a ``.pyx`` includes
+    (``_wire_json.pxi``, ``_wire_split.pxi``)."""
+    stem = compiled.name.split(".", 1)[0]
+    sources = [compiled.with_name(stem + ".py"), compiled.with_name(stem + ".pyx")]
+    if sources[1].exists():
+        sources.extend(sorted(compiled.parent.glob(stem + "_*.pxi")))
+    built = compiled.stat().st_mtime
+    return [source for source in sources if source.exists() and source.stat().st_mtime > built]
+
+
 def stale_sources(
     roots: Sequence[Path] = (PACKAGE_ROOT, PACKAGE_ROOT.parent / "evaluators"),
 ) -> list[Path]:
     """Sources under ``roots`` (the ``collector`` and ``evaluators`` folders) that are
     newer than the compiled module built from them, found on disk without importing
     anything."""
-    stale = []
-    for suffix in EXTENSION_SUFFIXES:
-        for compiled in sorted(path for root in roots for path in root.rglob(f"*{suffix}")):
-            stem = compiled.name[: -len(suffix)]
-            sources = [compiled.with_name(stem + ".py"), compiled.with_name(stem + ".pyx")]
-            if sources[1].exists():  # and the files it includes (_wire_json.pxi …)
-                sources.extend(sorted(compiled.parent.glob("*.pxi")))
-            for source in sources:
-                if source.exists() and source.stat().st_mtime > compiled.stat().st_mtime:
-                    stale.append(source)
-    return stale
+    compiled = sorted(  # a set: ".so" is a suffix of the other suffixes
+        {
+            path
+            for suffix in EXTENSION_SUFFIXES
+            for root in roots
+            for path in root.rglob(f"*{suffix}")
+        }
+    )
+    return [source for path in compiled for source in newer_sources(path)]
 
 
 class SourceFirstFinder(MetaPathFinder):
@@ -66,8 +82,7 @@ class SourceFirstFinder(MetaPathFinder):
     ) -> ModuleSpec | None:
         if fullname == WALKER:
             raise ModuleNotFoundError(f"{WALKER} disabled by {ENVIRONMENT_VARIABLE}", name=fullname)
-        ours = fullname == NORMALIZER or fullname.startswith(NORMALIZER + ".")
-        if not ours and fullname not in EVALUATOR_MODULES:
+        if not is_compiled_module(fullname):
             return None
         location = PACKAGE_ROOT.parent.joinpath(*fullname.split("."))
         if (location / "__init__.py").exists():
