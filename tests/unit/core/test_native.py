@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -121,3 +122,26 @@ def test_interpreted_request_loads_every_compiled_module_from_its_source() -> No
         "('decoder',", "'upb')", "('evaluators',", "'interpreted')",
         "('normalizer',", "'interpreted')", "True", "True", "True", "True",
     ]  # fmt: skip
+
+
+def test_the_compiled_evaluator_modules_are_named_alike_everywhere() -> None:
+    # setup.py (what is compiled), interpreted.py (what EVALD_INTERPRETED and the stale
+    # check cover) and the Makefile (what triggers a rebuild) each list them: a module
+    # added to one list only would be compiled yet never rebuilt, or the reverse.
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    (listed,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "EVALUATOR_MODULES" for t in node.targets)
+    ]
+    in_setup = set(ast.literal_eval(listed))
+    makefile = (ROOT / "Makefile").read_text()
+    compiled = makefile[makefile.index("COMPILED =") : makefile.index("BUILD    =")]
+    in_makefile = {
+        word.removesuffix(".py").replace("/", ".")
+        for word in compiled.split()
+        if word.startswith("evaluators/")
+    }
+    assert in_setup == set(interpreted.EVALUATOR_MODULES) == in_makefile
+    assert all((ROOT / f"{name.replace('.', '/')}.py").exists() for name in in_setup)
