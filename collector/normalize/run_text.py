@@ -45,7 +45,7 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_OUTPUT, span)
         if found:
-            return found
+            return _as_the_model_wrote(found, llms)
     if llms:
         found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
         if found is None:
@@ -57,6 +57,16 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
         if found:
             return found
     return None
+
+
+def _as_the_model_wrote(found: str, llms: Sequence[LlmCall]) -> str:
+    """``found`` (a run span's answer), or the last model reply when the two differ only
+    by whitespace around them: a framework that prints its result object adds a newline
+    (Strands' ``str(AgentResult)``), which is not part of the answer."""
+    if not llms or not (found[:1].isspace() or found[-1:].isspace()):
+        return found
+    reply = _from_layers(conventions.LLM_OUTPUT, llms[-1])
+    return reply if reply is not None and reply.strip() == found.strip() else found
 
 
 def recorded_outputs(run_spans: Sequence[Span], output: str | None) -> list[str]:

@@ -34,12 +34,20 @@ _ROLES = {"call_llm": Role.LLM, "invocation": Role.WORKFLOW}
 
 
 def classify(span: Span) -> Role | None:
-    return _ROLES.get(span.name) if span.scope_name == SCOPE else None
+    """``call_llm`` / ``invocation`` of ADK's tracer; a span that records a Gemini-shaped
+    ``gcp.vertex.agent.llm_request`` or ``llm_response`` is a model call whatever its
+    scope (the attributes are evidence enough: a renamed tracer or a re-exporter that
+    drops scopes must not lose the model calls' texts)."""
+    role = _ROLES.get(span.name)
+    if role is None or span.scope_name == SCOPE:
+        return role
+    attributes = span.attributes
+    if role is Role.LLM and (LLM_REQUEST in attributes or LLM_RESPONSE in attributes):
+        return role
+    return None
 
 
 def _llm_response_parts(span: Span) -> list[Any] | None:
-    if span.scope_name != SCOPE:
-        return None
     value = span.attributes.get(LLM_RESPONSE)
     parsed = None if value is None else structured(value)
     content = parsed.get("content") if isinstance(parsed, dict) else None
@@ -64,8 +72,6 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
 
 
 def llm_input(span: Span) -> str | None:
-    if span.scope_name != SCOPE:
-        return None
     value = span.attributes.get(LLM_REQUEST)
     parsed = None if value is None else structured(value)
     return None if parsed is None or parsed is INVALID else last_text(parsed, USER_ROLES)

@@ -204,6 +204,21 @@ def test_input_and_output_from_the_model_calls_when_no_run_span_has_them() -> No
     assert (trajectory.input, trajectory.output) == ("refund 9", "Refunded.")
 
 
+@pytest.mark.parametrize("printed", ["Refunded.\n", "  Refunded.\n\n"])
+def test_a_run_answer_printed_with_a_newline_is_the_model_reply(printed: str) -> None:
+    reply = [{"role": "assistant", "parts": [{"type": "text", "content": printed}]}]
+    agent = genai_agent(**{"gen_ai.output.messages": json.dumps(reply)})
+    trajectory = run(agent, genai_chat(2, [], text="Refunded."))
+    assert trajectory.output == "Refunded."
+
+
+def test_a_run_answer_other_than_the_model_reply_is_kept() -> None:
+    reply = [{"role": "assistant", "parts": [{"type": "text", "content": "Refunded, id 7.\n"}]}]
+    agent = genai_agent(**{"gen_ai.output.messages": json.dumps(reply)})
+    trajectory = run(agent, genai_chat(2, [], text="Refunded."))
+    assert trajectory.output == "Refunded, id 7.\n"
+
+
 def test_a_templated_prompt_yields_the_run_field_it_contains() -> None:
     root = {
         "openinference.span.kind": "CHAIN",
