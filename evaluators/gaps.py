@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from evaluators.results import ErrorResult
-from evaluators.trajectory import Trajectory
+from evaluators.trajectory import StepKind, Trajectory
 
 TOOL_ARGS = "tool_args"
 TOOL_RESULTS = "tool_results"
@@ -66,6 +66,16 @@ _NOT_WHERE_READ = (
     "input.value / output.value or gen_ai.input.messages / gen_ai.output.messages, or the "
     "model calls' messages): record it there (docs/instrument-your-agent.md)"
 )
+# Without model-call spans, the model's requests and messages are missing too. Some
+# instrumentations of the agent and its tools have no setting that records any text;
+# a model-client instrumentation beside them gives it (evald joins its requested calls
+# to the tool spans, and reads results from the next request's history).
+_NO_MODEL_CALLS = (
+    "; no model call was recorded either: if this instrumentation has no such setting "
+    "(it traces the agent and its tools, not the model), instrument the model client as "
+    "well, with message content capture (docs/instrument-your-agent.md)"
+)
+_WITHOUT_MODEL_CALLS = frozenset((TOOL_ARGS, TOOL_RESULTS, INPUT, OUTPUT, CONTENT))
 _DUPLICATE = (
     "informational: two instrumentation layers recorded the same calls, merged into one "
     "step each; instrument one layer only to avoid the double cost"
@@ -78,28 +88,37 @@ def missing(trajectory: Trajectory, needs: Iterable[str]) -> list[str]:
     return [gap for gap in trajectory.gaps if gap in wanted]
 
 
-def setting_for(conventions: Iterable[str], gap: str, content_recorded: bool = False) -> str:
+def setting_for(
+    conventions: Iterable[str], gap: str, content_recorded: bool = False, model_calls: bool = True
+) -> str:
     """What closes ``gap`` for the instrumentations ``conventions`` names;
     ``content_recorded``: the traces did record message content (so a content-capture
-    setting is not what a missing input or answer needs)."""
+    setting is not what a missing input or answer needs); ``model_calls``: they recorded
+    model-call spans (without them, a content setting may not exist: the hint adds a
+    model-client instrumentation)."""
     if gap == SESSION_ID:
         return _SESSION_SETTING
     if gap == DUPLICATE_INSTRUMENTATION:
         return _DUPLICATE
     if content_recorded and gap in (INPUT, OUTPUT):
         return _NOT_WHERE_READ.format(what=_WHAT[gap])
+    found = _CONTENT_SETTING
     for convention in conventions:
-        found = SETTINGS.get(convention)
-        if found is not None:
-            return found
-    return _CONTENT_SETTING
+        setting = SETTINGS.get(convention)
+        if setting is not None:
+            found = setting
+            break
+    return found if model_calls or gap not in _WITHOUT_MODEL_CALLS else found + _NO_MODEL_CALLS
 
 
 def gap_error(trajectory: Trajectory, gaps: Iterable[str]) -> ErrorResult:
     """The result of an evaluator that needs ``gaps``: no verdict, and why."""
     names = list(gaps)
     what = ", ".join(_WHAT.get(gap, gap) for gap in names)
-    hint = setting_for(trajectory.conventions, names[0], CONTENT not in trajectory.gaps)
+    model_calls = any(step.kind is StepKind.LLM for step in trajectory.steps)
+    hint = setting_for(
+        trajectory.conventions, names[0], CONTENT not in trajectory.gaps, model_calls
+    )
     return ErrorResult(
         error=GAP_ERROR,
         explanation=f"{what} not recorded by this instrumentation: {hint}",

@@ -35,20 +35,27 @@ def gaps_of(
     layers_merged: bool,
 ) -> tuple[str, ...]:
     """The gaps, in a fixed order. ``content_recorded``: some model call carried its
-    messages; ``layers_merged``: two instrumentation layers recorded one call."""
+    messages; ``layers_merged``: two instrumentation layers recorded one call.
+
+    ``tool_results`` is judged on the calls that succeeded (a failed call's error is
+    no evidence that results are recorded); ``content`` is a gap when model calls
+    recorded no messages, and in a run without model-call spans when nothing recorded
+    any text (no input, answer, arguments or results)."""
     found: list[str] = []
-    tools = llms = False
+    tools = succeeded = llms = False
     args = results = False  # some executed tool step recorded arguments / a result
     for step in steps:
         if step.kind is StepKind.TOOL and step.executed:
             tools = True
             args = args or _recorded(step[_ARGS])
-            results = results or step.error is not None or _recorded(step[_RESULT])
+            if step.error is None:
+                succeeded = True
+                results = results or _recorded(step[_RESULT])
         elif step.kind is StepKind.LLM:
             llms = True
     if tools and not args:
         found.append(TOOL_ARGS)
-    if tools and not results:
+    if succeeded and not results:
         found.append(TOOL_RESULTS)
     if input_text is None:
         found.append(INPUT)
@@ -56,7 +63,7 @@ def gaps_of(
         found.append(OUTPUT)
     if session_id is None:
         found.append(SESSION_ID)
-    if llms and not content_recorded:
+    if not content_recorded and (llms or (tools and not (args or results))):
         found.append(CONTENT)
     if layers_merged:
         found.append(DUPLICATE_INSTRUMENTATION)

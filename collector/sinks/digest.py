@@ -73,7 +73,9 @@ class ServiceStats:
                 gap: {
                     "traces": count,
                     "share": round(count / runs, 4) if runs else 0.0,
-                    "setting": setting_for(conventions, gap, content_recorded),
+                    "setting": setting_for(
+                        conventions, gap, content_recorded, model_calls=self.llm_calls > 0
+                    ),
                 }
                 for gap, count in sorted(self.gaps.items())
             },

@@ -72,3 +72,20 @@ def test_a_missing_input_with_content_captured_is_not_a_content_setting() -> Non
     assert "HIDE" in setting_for(("openinference",), "input")  # content not recorded
     assert "HIDE" in setting_for(("openinference",), "tool_args", content_recorded=True)
     assert setting_for(("otel_genai",), "duplicate_instrumentation").startswith("informational")
+
+
+def test_without_model_calls_the_hint_adds_a_model_client_instrumentation() -> None:
+    # An instrumentation of the agent and its tools only (AutoGen's) may have no setting
+    # that records text: the hint says what does, beside the convention's own setting.
+    hint = setting_for(("otel_genai",), "tool_args", model_calls=False)
+    assert hint.startswith("enable message content capture")
+    assert "instrument the model client as well" in hint
+    assert "instrument the model client" not in setting_for(("otel_genai",), "tool_args")
+    assert "instrument the model client" not in setting_for(
+        ("otel_genai",), "session_id", model_calls=False
+    )
+    tools_only = TrajectoryBuilder(None).tool("refund", None).gaps("tool_args", "content").build()
+    explanation = gap_error(tools_only, ["tool_args"]).explanation
+    assert "instrument the model client as well" in explanation
+    with_model = TrajectoryBuilder(None).llm().tool("refund", None).gaps("tool_args").build()
+    assert "instrument the model client" not in gap_error(with_model, ["tool_args"]).explanation

@@ -443,3 +443,29 @@ def test_a_react_call_that_a_tool_span_ran_is_joined_to_it() -> None:
     assert [(s.name, s.executed, s.source) for s in trajectory.tool_calls] == [
         ("refund", True, None)
     ]
+
+
+# --- gaps: what the instrumentation did not record ------------------------------------------
+
+
+def test_a_failed_call_is_no_evidence_that_results_are_recorded() -> None:
+    # AutoGen's own tracing: tool spans with a name, a call id and a status, no text.
+    failed = tool_attrs("refund", **{"error.type": "StoreError"})
+    trajectory = run(
+        genai_agent(),
+        span(2, "execute_tool lookup", tool_attrs("lookup"), parent=1),
+        span(3, "execute_tool refund", failed, parent=1, status=StatusCode.ERROR),
+    )
+    assert [step.error is not None for step in trajectory.tool_calls] == [False, True]
+    assert {"tool_args", "tool_results", "input", "output", "content"} <= set(trajectory.gaps)
+
+
+def test_every_call_failed_is_no_results_gap() -> None:
+    failed = tool_attrs("refund", **{ARGS: '{"id": 9}', "error.type": "StoreError"})
+    trajectory = run(genai_agent(), span(2, "t", failed, parent=1, status=StatusCode.ERROR))
+    assert "tool_results" not in trajectory.gaps and "content" not in trajectory.gaps
+
+
+def test_a_run_without_model_calls_that_recorded_arguments_has_content() -> None:
+    trajectory = run(genai_agent(), span(2, "t", tool_attrs("lookup", **{ARGS: "{}"}), parent=1))
+    assert "content" not in trajectory.gaps and "tool_args" not in trajectory.gaps
