@@ -17,7 +17,8 @@
 #   not UTF-8) and the caller runs the typed walk, which accepts, or hands over to
 #   the paths after it, which accept or refuse naming the field. Left to them: nulls,
 #   keys not camelCase or unknown, a key given twice, escaped keys, ``bytesValue``,
-#   string indexes, links, numbers where the typed walk would read a float or an
+#   string indexes, links with attributes or ids not of their size, numbers where
+#   the typed walk would read a float or an
 #   unusual integer spelling, ``resourceLogs``, a resource after its scopes, a scope
 #   after its spans, nesting past the typed walk's limit, and malformed JSON.
 #
@@ -525,6 +526,42 @@ cdef class _JsonWalk:
                     break
         return _tuple_new(_SpanEvent, (name, time, attributes))
 
+    cdef int link(self) except -1:
+        """A link, checked and never read: ids of their size, no attributes (a link
+        with some is left to the typed walk)."""
+        cdef Py_ssize_t start, end
+        cdef unsigned int seen = 0, bit
+        if self.opens(123, 125):
+            while True:
+                self.key(&start, &end)
+                if self.named(start, end, b"traceId", 7):
+                    bit = 1
+                    self.hex_id(16)
+                elif self.named(start, end, b"spanId", 6):
+                    bit = 2
+                    self.hex_id(8)
+                elif self.named(start, end, b"traceState", 10):
+                    bit = 4
+                    self.string()
+                elif self.named(start, end, b"attributes", 10):
+                    bit = 8
+                    self.expect(91)
+                    self.expect(93)
+                elif self.named(start, end, b"droppedAttributesCount", 22):
+                    bit = 16
+                    self.uint32()
+                elif self.named(start, end, b"flags", 5):
+                    bit = 32
+                    self.uint32()
+                else:
+                    raise Unusual("Link field left to the typed walk")
+                if seen & bit:
+                    raise Unusual("field given twice")
+                seen |= bit
+                if not self.more(125):
+                    break
+        return 0
+
     cdef tuple events(self, bint read):
         out = []
         if self.opens(91, 93):
@@ -633,8 +670,11 @@ cdef class _JsonWalk:
                     self.uint32()
                 elif self.named(start, end, b"links", 5):
                     bit = 32768
-                    self.expect(91)
-                    self.expect(93)  # links are left to the typed walk
+                    if self.opens(91, 93):
+                        while True:
+                            self.link()
+                            if not self.more(93):
+                                break
                 else:
                     raise Unusual("Span field left to the typed walk")
                 if seen & bit:

@@ -60,8 +60,8 @@ class Event(Struct, gc=False, rename="camel"):
 
 
 class Link(Struct, gc=False, rename="camel"):
-    """Links are not read: a span with any takes the dict walker's road (and the
-    reference path's, which validates them)."""
+    """Links are checked, never read (``otlp_json_typed``): one with attributes takes
+    the dict walker's road (and the reference path's, which validates them)."""
 
     trace_id: Any = None
     span_id: Any = None

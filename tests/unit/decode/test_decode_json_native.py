@@ -201,6 +201,10 @@ READ = {
         '"droppedEventsCount": 0, "droppedLinksCount": 0'
     ),
     "white space": span().replace(", ", " ,\n\t\r "),
+    "links": span(
+        extra=f', "links": [{{"traceId": "{TRACE}", "spanId": "{SPAN}", "flags": 256, '
+        '"traceState": "a=b", "droppedAttributesCount": 0, "attributes": []}, {}]'
+    ),
 }
 
 
@@ -239,6 +243,8 @@ LEFT = {
     "unknown field": span(extra=', "somethingNew": 1'),
     "snake case": span().replace('"spanId"', '"span_id"'),
     "links": span(extra=', "links": [{"traceId": "00"}]'),
+    "link attributes": span(extra=', "links": [{"attributes": [{"key": "k"}]}]'),
+    "unknown link field": span(extra=', "links": [{"somethingNew": 1}]'),
     "short id": span().replace(SPAN, SPAN[:-2]),
     "escaped id": span().replace(SPAN, "\\u0030" + SPAN[1:]),
     "unknown enum name": span().replace('"kind": 3', '"kind": "SPAN_KIND_OTHER"'),
