@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evaluators.matching import bare_name
 from evaluators.trajectory import StepKind, Trajectory
 
 Scalar = str | int | float | bool
@@ -72,7 +73,9 @@ class MatchRule(BaseModel):
     - ``agent``: the trajectory's agent or any of its agents;
     - ``input_regex``: searched in the user input (no input: no match);
     - ``attributes``: root-span attributes, then resource attributes;
-    - ``tool_called``: some executed tool step has a matching name;
+    - ``tool_called``: some executed tool step has a matching name, full or bare
+      (``MusicStore-refund`` is matched by ``refund``, as in references:
+      ``matching.bare_name``);
     - ``sample_rate``: the share of traces kept, decided by the trace id (see
       ``sampled``), so a replay makes the same choice as the live run.
     """
@@ -130,8 +133,12 @@ class MatchRule(BaseModel):
     def _tool_matches(self, trajectory: Trajectory) -> bool:
         if self.tool_called is None:
             return True
-        called = (step.name for step in trajectory.steps_of((StepKind.TOOL,)) if step.executed)
-        return any(self.tool_called.matches(name) for name in called)
+        matcher = self.tool_called
+        for step in trajectory.steps_of((StepKind.TOOL,)):
+            name = step.name
+            if step.executed and (matcher.matches(name) or matcher.matches(bare_name(name))):
+                return True
+        return False
 
 
 def attribute(trajectory: Trajectory, key: str) -> Any:

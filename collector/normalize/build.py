@@ -31,6 +31,7 @@ from collector.normalize.errors import status_error
 from collector.normalize.gaps import gaps_of
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
+from collector.normalize.model_wrappers import is_model_wrapper
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
@@ -128,6 +129,7 @@ class _Builder:
         self.calls: dict[int, LlmCall] = {}  # model span → its call (for layers)
         self.layers_merged = False
         self.work: dict[int, int] = {}  # ``_work`` memo
+        self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
 
     def _find_agent_root(self) -> int:
         """Descend from the root through wrappers that hold exactly one agent (ADR 0005)."""
@@ -272,6 +274,8 @@ class _Builder:
             self.calls[i] = call
             self.items.append((key, call))
         elif role in AGENTIC:
+            if is_model_wrapper(self.tree, self.roles, self._work_below, i, self.wrappers):
+                return None, agent, anchor  # the loop's model step, recorded as an agent
             name = agent_name(span, self.mappings)
             if name == agent and parent == anchor:
                 return None, agent, anchor  # the same agent re-wrapped: not a hop
@@ -283,7 +287,7 @@ class _Builder:
                 return None, agent, anchor
             step = plain_step(StepKind.AGENT, node_name(span), span, parent, agent)
             self.items.append((key, step))
-        elif role is Role.OTHER and self.recognised[i]:
+        elif role is Role.OTHER and self.recognised[i] and not self._wraps_work(i):
             self.items.append((key, plain_step(StepKind.OTHER, span.name, span, parent, agent)))
         else:  # CHAIN, LOOP, PHANTOM, unrecognised: plumbing, looked through
             return None, agent, anchor
@@ -348,6 +352,16 @@ class _Builder:
             self.roles[sibling] is Role.NODE and self._work(sibling, 0) == other
             for sibling in siblings
         )
+
+    def _wraps_work(self, i: int) -> bool:
+        """Whether a recognised operation that is none of the roles (``Role.OTHER``) is
+        plumbing: a wrapper of model or tool calls or agents (a generation, a step of
+        the loop), or a part of a model call (its stream chunks). A leaf operation of
+        its own (a retrieval, a memory read) stays an ``other`` step."""
+        return self._work(i, 0) != 0 or self._layer_above(i, Role.LLM) is not None
+
+    def _work_below(self, i: int) -> int:
+        return self._work(i, 0)
 
     def _work(self, i: int, depth: int) -> int:
         """The one kind of leaf work below span ``i`` (``Role.LLM`` or ``Role.TOOL``), 0 for

@@ -64,11 +64,11 @@ def _other_roles(
     vercel_role: Role | None,
 ) -> tuple[Role, str]:
     if ls_kind is not None:
-        return langsmith.classify(span) or Role.OTHER, langsmith.NAME
+        return _unless_evident(langsmith.classify(span), span, operation), langsmith.NAME
     if tl_kind is not None:
-        return traceloop.classify(span) or Role.OTHER, traceloop.NAME
+        return _unless_evident(traceloop.classify(span), span, operation), traceloop.NAME
     if oi_kind is not None:
-        return openinference.classify(span) or Role.OTHER, openinference.NAME
+        return _unless_evident(openinference.classify(span), span, operation), openinference.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME
     role = adk.classify(span)  # legacy-schema names (invocation, call_llm)
@@ -80,6 +80,24 @@ def _other_roles(
     if role is not None:
         return role, traceloop.NAME
     return Role.OTHER, ""
+
+
+def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:
+    """A vendor's role, unless it only says "wrapper" (a chain, a task, an unknown kind)
+    and the span itself shows what it is: a GenAI model-call operation, or a tool's name
+    with the arguments of its call. (OpenLLMetry's LlamaIndex instrumentation marks every
+    span a ``task``, its model calls and tool calls too.)"""
+    if role is not None and role is not Role.CHAIN and role is not Role.OTHER:
+        return role
+    if operation is not None and genai.classify(span) is Role.LLM:
+        return Role.LLM
+    attributes = span.attributes
+    if (genai.TOOL_ARGUMENTS in attributes or traceloop.TOOL_ARGUMENTS in attributes) and (
+        isinstance(attributes.get(genai.TOOL_NAME), str)
+        or isinstance(attributes.get(openinference.TOOL_NAME), str)
+    ):
+        return Role.TOOL
+    return role or Role.OTHER
 
 
 def _genai_family(span: Span) -> str:

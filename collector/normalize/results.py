@@ -34,11 +34,17 @@ from typing import Any, NamedTuple
 
 from collector.core.records import AttrValue
 from collector.normalize.messages import text_of_content
-from collector.normalize.reprs import looks_like_object_repr, object_repr
+from collector.normalize.reprs import (
+    fields_repr,
+    looks_like_fields_repr,
+    looks_like_object_repr,
+    object_repr,
+)
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _OUTPUT_WRAPPER_KEYS = frozenset({"output", "kwargs"})
 _CALL_KEYS = ("tool_name", "raw_input")  # beside ``raw_output``: a record of the call
+_CALL_ID_KEYS = ("tool_call_id", "tool_id")  # beside a nested record
 _ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
 _ERROR_FLAGS = ("is_error", "isError", "error")
 _CONTENT_KEYS = ("content", "result", "text", "output")
@@ -77,6 +83,8 @@ def parse_result(value: AttrValue) -> ToolResult:
         obj = python_literal(value)
     if obj is INVALID and looks_like_object_repr(value):
         obj = object_repr(value)
+    if obj is INVALID and looks_like_fields_repr(value):
+        obj = fields_repr(value)
     if obj is INVALID:
         return ToolResult(value, None, error_text(value))
     return result_of(obj)
@@ -155,6 +163,10 @@ def result_of(obj: Any) -> ToolResult:
         obj = obj["output"]  # Traceloop / LangSmith: {"output": <ToolMessage>, "kwargs": …}
     if isinstance(obj, dict) and "raw_output" in obj and any(k in obj for k in _CALL_KEYS):
         return _recorded_call(obj)
+    if isinstance(obj, dict) and "tool_name" in obj:
+        nested = _nested_call_record(obj)
+        if nested is not None:
+            return nested
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
@@ -180,6 +192,29 @@ def _recorded_call(obj: dict[str, Any]) -> ToolResult:
         value = inner.value
         message = value if isinstance(value, str) else text_of_content(obj.get("blocks"))
         return ToolResult(value, inner.call_id, message or "error")
+    return inner
+
+
+def _nested_call_record(obj: dict[str, Any]) -> ToolResult | None:
+    """An envelope that names the tool around exactly one record of the call
+    (LlamaIndex's ``ToolCallResult``: ``tool_name``, ``tool_kwargs``, ``tool_id``, and
+    the ``ToolOutput`` as ``tool_output``): that record, with the envelope's call id."""
+    records = [
+        value
+        for value in obj.values()
+        if isinstance(value, dict)
+        and "raw_output" in value
+        and any(key in value for key in _CALL_KEYS)
+    ]
+    if len(records) != 1:
+        return None
+    inner = _recorded_call(records[0])
+    if inner.call_id is not None:
+        return inner
+    for key in _CALL_ID_KEYS:
+        call_id = obj.get(key)
+        if isinstance(call_id, str) and call_id:
+            return ToolResult(inner.value, call_id, inner.error)
     return inner
 
 
@@ -242,7 +277,8 @@ def _is_text_block(block: Any) -> bool:
 
 
 def _tool_message_fields(obj: Any) -> dict[str, Any] | None:
-    """The fields of a serialized LangChain ``ToolMessage`` in any of its dump forms."""
+    """The fields of a serialized tool message (LangChain's ``ToolMessage`` in any of its
+    dump forms, an OpenAI-style ``role: tool`` message)."""
     if not isinstance(obj, dict):
         return None
     if obj.get("lc") is not None:  # {"lc": 1, "type": "constructor", "id": [...], "kwargs": {}}
@@ -252,12 +288,18 @@ def _tool_message_fields(obj: Any) -> dict[str, Any] | None:
         if isinstance(fields, dict) and (named or fields.get("type") == "tool"):
             return fields
         return None
-    if obj.get("type") != "tool":
+    kind = obj.get("type")
+    if kind == "tool":
+        data = obj.get("data")  # {"type": "tool", "data": {...}} (OpenInference)
+        if isinstance(data, dict):
+            return data
+    # By shape: the content with the id of the call it answers, and no other kind or
+    # role (LangChain's str(ToolMessage) leaves defaults such as type='tool' out; an
+    # OpenAI-style tool message has role 'tool').
+    if kind not in (None, "tool") or obj.get("role", "tool") != "tool" or "content" not in obj:
         return None
-    data = obj.get("data")  # {"type": "tool", "data": {...}} (OpenInference)
-    if isinstance(data, dict):
-        return data
-    return obj if "tool_call_id" in obj else None
+    call_id = obj.get("tool_call_id")
+    return obj if isinstance(call_id, str) and call_id else None
 
 
 def _from_tool_message(fields: dict[str, Any]) -> ToolResult:

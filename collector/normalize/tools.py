@@ -36,6 +36,7 @@ ARGUMENT_KEYS = (
     adk.TOOL_ARGS,
     openinference.INPUT_VALUE,
     langsmith.PROMPT,
+    traceloop.TOOL_ARGUMENTS,
 )
 RESULT_KEYS = (
     genai.TOOL_RESULT,
@@ -43,6 +44,7 @@ RESULT_KEYS = (
     adk.TOOL_RESPONSE,
     openinference.OUTPUT_VALUE,
     langsmith.COMPLETION,
+    traceloop.ENTITY_OUTPUT,
 )
 _NAME_PREFIXES = ("execute_tool ",)
 # A Python callable traced by its method name (``refund.__call__``) is the callable.

@@ -21,6 +21,7 @@ from evaluators.call_identity import PAIRWISE_LIMIT as PAIRWISE_LIMIT  # noqa: P
 from evaluators.call_identity import call_identities
 from evaluators.call_identity import call_key as call_key  # noqa: PLC0414
 from evaluators.call_identity import surely_different as surely_different  # noqa: PLC0414
+from evaluators.matching import bare_name
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, Trajectory
 
@@ -61,7 +62,11 @@ class CallLimitsCriteria(Criteria):
         return self
 
     def limit_of(self, tool: str) -> int | None:
-        return self.tools.get(tool, self.limit)
+        """The limit of a recorded tool name, given by its full or bare name."""
+        found = self.tools.get(tool)
+        if found is None and self.tools:
+            found = self.tools.get(bare_name(tool))
+        return self.limit if found is None else found
 
 
 class MaxCallsPerTool(Evaluator[CallLimitsCriteria, EvaluatorConfig]):
@@ -204,7 +209,11 @@ class LatencyCriteria(Criteria):
         return self
 
     def step_limit(self, step: Step) -> float | None:
-        return self.tools.get(step.name, self.per_step)
+        """The limit of a step, its tool given by its full or bare name."""
+        found = self.tools.get(step.name)
+        if found is None and self.tools:
+            found = self.tools.get(bare_name(step.name))
+        return self.per_step if found is None else found
 
 
 class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):

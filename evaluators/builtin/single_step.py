@@ -14,7 +14,7 @@ from pydantic import Field
 from evaluators.argmatch import matcher_for
 from evaluators.base import Criteria, Evaluator
 from evaluators.builtin.reference_base import ReferenceConfig
-from evaluators.matching import called_steps
+from evaluators.matching import called_steps, names_match
 from evaluators.reference import ExpectedStep
 from evaluators.results import BooleanResult
 from evaluators.trajectory import Step, Trajectory
@@ -49,8 +49,9 @@ class FirstStepMatch(Evaluator[FirstStepCriteria, FirstStepConfig]):
 
     def evaluate(self, trajectory: Trajectory, criteria: FirstStepCriteria) -> BooleanResult:
         expected = criteria.step.label()
+        skip = self.config.skip
         steps = [s for s in called_steps(trajectory, self.config.step_kinds)
-                 if s.name not in self.config.skip]  # fmt: skip
+                 if not any(names_match(name, s.name) for name in skip)]  # fmt: skip
         candidates = self._after(steps)
         if candidates is None:
             return BooleanResult(value=False, explanation=f"no step {self.config.after!r}")
@@ -66,7 +67,8 @@ class FirstStepMatch(Evaluator[FirstStepCriteria, FirstStepConfig]):
         """The steps past the first ``after`` one (all without ``after``); None if absent."""
         if self.config.after is None:
             return steps
-        names = [step.name for step in steps]
-        if self.config.after not in names:
-            return None
-        return steps[names.index(self.config.after) + 1 :]
+        after = self.config.after
+        for at, step in enumerate(steps):
+            if names_match(after, step.name):
+                return steps[at + 1 :]
+        return None

@@ -39,6 +39,7 @@ from evaluators.matching import (
     exact_sequence,
     explain,
     maximum_matching,
+    names_match,
     ordered_matching,
 )
 from evaluators.reference import ExpectedStep
@@ -159,7 +160,7 @@ class TrajectorySingleToolUse(Evaluator[SingleToolCriteria, EvaluatorConfig]):
     description = __doc__ or ""
 
     def evaluate(self, trajectory: Trajectory, criteria: SingleToolCriteria) -> BooleanResult:
-        calls = [step for step in trajectory.tool_calls if step.name == criteria.tool]
+        calls = [step for step in trajectory.tool_calls if names_match(criteria.tool, step.name)]
         executed = sum(1 for step in calls if step.executed)
         details = {"tool": criteria.tool, "executed": executed, "requested": len(calls)}
         return BooleanResult(

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from evaluators.base import Evaluator
 from evaluators.results import BooleanResult, EvaluationResult, NumericResult
 from evaluators.trajectory import Step, StepKind, Trajectory
+from support.captures import NO_CONTENT_RECORDED
 from support.paths import GOLDEN
 
 
@@ -94,11 +95,15 @@ class GoldenRun(NamedTuple):
     turns: list[Trajectory]  # one per user turn, in order
 
 
-def golden_runs() -> list[GoldenRun]:
-    """Every labelled scenario of every captured framework, with its trajectories."""
+def golden_runs(*, text_needed: bool = True) -> list[GoldenRun]:
+    """Every labelled scenario of every captured framework, with its trajectories; with
+    ``text_needed``, only those whose instrumentation records arguments, results and
+    answers (not ``NO_CONTENT_RECORDED``)."""
     runs = []
     for expected in sorted((GOLDEN / "traces").glob("*/*.expected.json")):
         framework = expected.parent.name
+        if text_needed and framework in NO_CONTENT_RECORDED:
+            continue
         scenario = expected.name.removesuffix(".expected.json")
         path = GOLDEN / "trajectories" / framework / f"{scenario}.json"
         traces = [from_json(item) for item in json.loads(path.read_text())]

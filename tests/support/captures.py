@@ -11,6 +11,10 @@ from evaluators.trajectory import Trajectory
 from support.paths import GOLDEN
 
 TRACES = GOLDEN / "traces"
+# Captures whose instrumentation records no text at all (AutoGen's own tracing: agent
+# and tool spans with names, call ids and statuses, no model spans): no arguments,
+# results, input or answer, so no spec that selects or judges on them applies.
+NO_CONTENT_RECORDED = frozenset({"autogen-agentchat"})
 
 
 def captured(framework: str, scenario: str, turn: int = 0) -> Trajectory:

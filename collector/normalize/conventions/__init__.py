@@ -23,6 +23,7 @@ from collector.normalize.conventions import (
     genai,
     genai_events,
     langsmith,
+    mastra,
     openinference,
     strands,
     traceloop,
@@ -33,7 +34,7 @@ from collector.normalize.messages import RequestedCall
 TextReader: TypeAlias = Callable[[Span], str | None]
 CallsReader: TypeAlias = Callable[[Span], list[RequestedCall] | None]
 
-FAMILIES = (genai, openinference, traceloop, vercel, langsmith, adk, strands)
+FAMILIES = (genai, openinference, traceloop, vercel, langsmith, adk, strands, mastra)
 
 REQUESTED_CALLS: tuple[CallsReader, ...] = (
     genai.requested_calls,
@@ -70,6 +71,7 @@ RUN_INPUT: tuple[TextReader, ...] = (
     openinference.run_input,
     strands.run_input,
     langsmith.run_input,
+    mastra.run_input,
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.

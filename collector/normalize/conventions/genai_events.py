@@ -6,7 +6,9 @@ as ``gen_ai.system.message``, ``gen_ai.user.message``, ``gen_ai.assistant.messag
 and ``gen_ai.tool.message`` events, in conversation order, and its reply as
 ``gen_ai.choice`` events (``message: {role, content | tool_calls}``). Sent as log
 records, they reach the span as events with their body's fields as attributes
-(``collector.assembly.log_join``). Read here as OpenAI-style chat messages.
+(``collector.assembly.log_join``). A body sent as the JSON text of an object (a
+logging bridge that formats it: Semantic Kernel's) is read like a map body. Read here
+as OpenAI-style chat messages.
 
 Strands emits same-named events with other shapes (content blocks, tool input on a
 tool span); its own readers run first and these only read what they do not.
@@ -14,6 +16,7 @@ tool span); its own readers run first and these only read what they do not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from collector.core.records import Span
@@ -37,6 +40,7 @@ _ROLES = {
     "gen_ai.tool.message": "tool",
 }
 _MAX_EVENTS = 4096
+_BODY = "body"  # where ``log_join`` keeps a body that is not a map
 
 
 def input_messages(span: Span) -> list[dict[str, Any]] | None:
@@ -45,7 +49,7 @@ def input_messages(span: Span) -> list[dict[str, Any]] | None:
     for event in span.events[:_MAX_EVENTS]:
         role = _ROLES.get(event.name)
         if role is not None:
-            found.append(_message(role, event.attributes))
+            found.append(_message(role, _fields(event.attributes)))
     return found or None
 
 
@@ -55,7 +59,7 @@ def output_messages(span: Span) -> list[dict[str, Any]] | None:
     for event in span.events[:_MAX_EVENTS]:
         if event.name != CHOICE:
             continue
-        message = _object(event.attributes.get("message"))
+        message = _object(_fields(event.attributes).get("message"))
         if isinstance(message, dict):
             found.append(_message(str(message.get("role") or "assistant"), message))
     return found or None
@@ -92,10 +96,24 @@ def _message(role: str, fields: Any) -> dict[str, Any]:
     calls = _object(fields.get("tool_calls"))
     if isinstance(calls, list):
         message["tool_calls"] = calls
-    call_id = fields.get("id") if role == "tool" else None
+    call_id = (fields.get("id") or fields.get("tool_call_id")) if role == "tool" else None
     if isinstance(call_id, str) and call_id:
         message["tool_call_id"] = call_id
     return message
+
+
+def _fields(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An event's attributes, with the fields of a body that is an object's JSON text
+    (attributes win a clash, as with a map body)."""
+    body = attributes.get(_BODY)
+    if not isinstance(body, str) or body[:1] != "{":
+        return attributes
+    parsed = parse_json(body)
+    if not isinstance(parsed, dict):
+        return attributes
+    merged = dict(parsed)
+    merged.update(attributes)
+    return merged
 
 
 def _object(value: Any) -> Any:

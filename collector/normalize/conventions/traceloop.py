@@ -25,8 +25,21 @@ SESSION_KEYS: tuple[str, ...] = (
 LANGGRAPH_NODE = _ASSOCIATION + "langgraph_node"
 LEGACY_REQUEST_TYPE = "llm.request.type"
 LEGACY_COMPLETION = "gen_ai.completion."
+# The LlamaIndex instrumentation's tool calls: ``tool.name``, ``tool.arguments`` (JSON)
+# and the call's record as the entity output (``ToolCallResult``: ``tool_id``, the
+# ``ToolOutput``); its model calls carry ``gen_ai.*`` under the kind ``task``.
+TOOL_ARGUMENTS = "tool.arguments"
+ENTITY_OUTPUT = "traceloop.entity.output"
 
-KEYS = (SPAN_KIND, ENTITY_NAME, *SESSION_KEYS, LANGGRAPH_NODE, LEGACY_REQUEST_TYPE)
+KEYS = (
+    SPAN_KIND,
+    ENTITY_NAME,
+    *SESSION_KEYS,
+    LANGGRAPH_NODE,
+    LEGACY_REQUEST_TYPE,
+    TOOL_ARGUMENTS,
+    ENTITY_OUTPUT,
+)
 PREFIXES = (LEGACY_COMPLETION,)
 
 _ROLES = {"workflow": Role.WORKFLOW, "agent": Role.AGENT, "unknown": Role.OTHER}

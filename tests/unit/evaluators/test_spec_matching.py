@@ -95,6 +95,15 @@ def test_tool_called_counts_executed_tools_only() -> None:
     assert not matches({"tool_called": "refund"}, BASE._replace(steps=(agent_step,)))
 
 
+def test_tool_called_accepts_the_bare_name_of_a_qualified_tool() -> None:
+    # Semantic Kernel records a plugin's function as ``MusicStore-refund``.
+    qualified = BASE._replace(steps=(tool("MusicStore-refund"),))
+    assert matches({"tool_called": "refund"}, qualified)
+    assert matches({"tool_called": "MusicStore-refund"}, qualified)
+    assert matches({"tool_called": {"regex": "^ref"}}, qualified)
+    assert not matches({"tool_called": "fund"}, qualified)
+
+
 def test_every_given_condition_must_hold() -> None:
     good = {"service": {"regex": "^music"}, "agent": "refund_agent", "tool_called": "refund"}
     assert matches(good)
