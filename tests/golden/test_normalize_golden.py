@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.captures import NO_CONTENT_RECORDED
+from support.captures import NO_CONTENT_RECORDED, TOOL_PREFIXES
 from support.paths import GOLDEN
 
 from collector.assembly.log_join import join
@@ -102,10 +102,9 @@ MODEL_LOOP_IN_ONE_SPAN = {"google-genai-afc-otel"}
 # arguments, results, input and answer (evaluators answer "not recorded", never a
 # verdict on the agent).
 NO_CONTENT_GAPS = {"tool_args", "tool_results", "input", "output", "content"}
-# Tools recorded under their plugin's name (Semantic Kernel: ``MusicStore-refund``, the
-# name the model was given); the labels name the function, as a spec may
-# (``evaluators.matching.names_match``).
-QUALIFIED_TOOL_NAMES = {"semantic-kernel"}
+# Tools recorded under their plugin's name (TOOL_PREFIXES, support.captures); the labels
+# name the function, as a spec may (``evaluators.matching.names_match``).
+QUALIFIED_TOOL_NAMES = set(TOOL_PREFIXES)
 CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from support.captures import recorded_tool
 from support.daemon_harness import (
     RunningDaemon,
     daemon_config,
@@ -164,8 +165,9 @@ def test_tool_error_rate_by_tool(scraped: Scraped) -> None:
     errors: dict[str, int] = {}
     for path in golden_files():
         for call in golden_expectations(path)["actual_trajectory"]:
-            calls[call["tool"]] = calls.get(call["tool"], 0) + 1
-            errors[call["tool"]] = errors.get(call["tool"], 0) + bool(call["error"])
+            tool = recorded_tool(path.parent.name, call["tool"])  # the metric's label
+            calls[tool] = calls.get(tool, 0) + 1
+            errors[tool] = errors.get(tool, 0) + bool(call["error"])
     expected = {tool: errors[tool] / calls[tool] for tool in calls}
 
     rates = {

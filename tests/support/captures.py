@@ -15,6 +15,14 @@ TRACES = GOLDEN / "traces"
 # and tool spans with names, call ids and statuses, no model spans): no arguments,
 # results, input or answer, so no spec that selects or judges on them applies.
 NO_CONTENT_RECORDED = frozenset({"autogen-agentchat"})
+# Captures that record tools under a qualified name (Semantic Kernel: plugin, "-",
+# function, the name the model is given); the labels name the function.
+TOOL_PREFIXES = {"semantic-kernel": "MusicStore-"}
+
+
+def recorded_tool(framework: str, tool: str) -> str:
+    """The name a capture records for the labelled ``tool``."""
+    return TOOL_PREFIXES.get(framework, "") + tool
 
 
 def captured(framework: str, scenario: str, turn: int = 0) -> Trajectory:
