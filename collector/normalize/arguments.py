@@ -146,6 +146,8 @@ def _enveloped(obj: dict[str, Any]) -> dict[str, Any] | None:
         others = obj.keys() - {key, "args"} if key == "kwargs" else obj.keys() - {key}
         if others <= _BOOKKEEPING_KEYS:
             return inner
+        if all(obj[k] is None or k in _BOOKKEEPING_KEYS for k in others):
+            return inner  # options recorded unset (``run(input, options=None)``): no arguments
         if key == "kwargs" and positional == [] and all(_is_flag(obj[k]) for k in others):
             return inner  # a recorded call (args, kwargs) and the recorder's own flags
     return None

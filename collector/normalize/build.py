@@ -24,14 +24,14 @@ Which spans become steps (docs/adr/0005-normalization.md):
 
 from __future__ import annotations
 
-from collector.core.records import Span, Trace
+from collector.core.records import Trace
 from collector.normalize import conventions
 from collector.normalize.detect import classify
 from collector.normalize.errors import status_error
+from collector.normalize.event_spans import EVENT_ROLES, is_event_span
 from collector.normalize.gaps import gaps_of
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
-from collector.normalize.model_wrappers import is_model_wrapper
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
@@ -52,9 +52,11 @@ from collector.normalize.steps import (
     node_name,
     plain_step,
     recorded_agent_name,
+    unnamed_wrapper,
 )
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
+from collector.normalize.wrappers import is_model_wrapper, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -136,8 +138,6 @@ class _Builder:
         tree, roles = self.tree, self.roles
         current = tree.root
         for _ in range(_MAX_WRAPPER_DEPTH):
-            if roles[current] is Role.AGENT:
-                break
             found = self._lone_agent(current)
             if found is None:
                 kids = tree.children(current)
@@ -148,8 +148,13 @@ class _Builder:
                 found = self._lone_agent(kids[0])
                 if found is None:
                     break
+            if roles[current] is Role.AGENT and not self._unnamed_wrapper(current, found):
+                break
             current = found
         return current
+
+    def _unnamed_wrapper(self, i: int, found: int) -> bool:
+        return unnamed_wrapper(self.tree.spans, i, found, self.roles, self.mappings)
 
     def _lone_agent(self, i: int) -> int | None:
         """Span ``i``'s only agent/workflow child, if it has no LLM/tool child."""
@@ -176,8 +181,9 @@ class _Builder:
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
         error = status_error(root) or status_error(agent_root)
         session = session_id([spans[i] for i in order], self.mappings)
-        run_spans = self._run_spans()
-        input_text = run_input(run_spans, self.llms)
+        # Run-level input/output: on the agent root, then the trace root.
+        run_spans = [spans[i] for i in dict.fromkeys((self.agent_root, self.tree.root))]
+        input_text = run_input(run_spans, self.llms, [spans[i] for i in self._path()])
         output_text = run_output(run_spans, self.llms)
         if steps and steps[-1].kind is StepKind.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
@@ -248,6 +254,8 @@ class _Builder:
     ) -> tuple[str | None, str | None, str | None]:
         """Record span ``i``'s step, if it is one: (its step id, agent and anchor below it)."""
         span, role = self.tree.spans[i], self.roles[i]
+        if role in EVENT_ROLES and is_event_span(self.tree, self.roles, i, self.mappings):
+            return None, agent, anchor  # an event of the call above, written as a span
         key = (span.start_unix_nano, rank, 0)
         step_id = span.span_id.hex()
         if role is Role.TOOL:
@@ -274,7 +282,7 @@ class _Builder:
             self.calls[i] = call
             self.items.append((key, call))
         elif role in AGENTIC:
-            if is_model_wrapper(self.tree, self.roles, self._work_below, i, self.wrappers):
+            if is_model_wrapper(self.tree, self.roles, self._work, i, self.wrappers):
                 return None, agent, anchor  # the loop's model step, recorded as an agent
             name = agent_name(span, self.mappings)
             if name == agent and parent == anchor:
@@ -287,7 +295,11 @@ class _Builder:
                 return None, agent, anchor
             step = plain_step(StepKind.AGENT, node_name(span), span, parent, agent)
             self.items.append((key, step))
-        elif role is Role.OTHER and self.recognised[i] and not self._wraps_work(i):
+        elif (
+            role is Role.OTHER
+            and self.recognised[i]
+            and not wraps_work(self.tree, self._work, self._layer_above, i)
+        ):
             self.items.append((key, plain_step(StepKind.OTHER, span.name, span, parent, agent)))
         else:  # CHAIN, LOOP, PHANTOM, unrecognised: plumbing, looked through
             return None, agent, anchor
@@ -321,11 +333,11 @@ class _Builder:
         self.items.append(((when, rank, 0), step))
         return step_id
 
-    def _path(self) -> set[int]:
-        """The agent root and its ancestors (cycle-safe)."""
-        path, i = set(), self.agent_root
+    def _path(self) -> list[int]:
+        """The agent root and its ancestors up to the trace root (cycle-safe)."""
+        path, i = [], self.agent_root
         while i >= 0 and i not in path:
-            path.add(i)
+            path.append(i)
             i = self.tree.parent[i]
         return path
 
@@ -353,15 +365,8 @@ class _Builder:
             for sibling in siblings
         )
 
-    def _wraps_work(self, i: int) -> bool:
-        """Whether a recognised operation that is none of the roles (``Role.OTHER``) is
-        plumbing: a wrapper of model or tool calls or agents (a generation, a step of
-        the loop), or a part of a model call (its stream chunks). A leaf operation of
-        its own (a retrieval, a memory read) stays an ``other`` step."""
-        return self._work(i, 0) != 0 or self._layer_above(i, Role.LLM) is not None
-
-    def _work_below(self, i: int) -> int:
-        return self._work(i, 0)
+    def _wraps(self, i: int) -> bool:
+        return wraps_work(self.tree, self._work, self._layer_above, i)
 
     def _work(self, i: int, depth: int) -> int:
         """The one kind of leaf work below span ``i`` (``Role.LLM`` or ``Role.TOOL``), 0 for
@@ -391,10 +396,3 @@ class _Builder:
         found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)
         self.left_out = found[1]  # optional parts (``evaluators.depth``) left out
         return found[0]
-
-    def _run_spans(self) -> list[Span]:
-        """Where run-level input/output may be recorded: the agent root, then the trace root."""
-        spans = self.tree.spans
-        if self.agent_root == self.tree.root:
-            return [spans[self.agent_root]]
-        return [spans[self.agent_root], spans[self.tree.root]]

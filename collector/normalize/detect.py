@@ -11,6 +11,7 @@ from collector.core.records import Span
 from collector.normalize.conventions import (
     adk,
     genai,
+    langfuse,
     langsmith,
     openinference,
     strands,
@@ -49,8 +50,17 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
     ls_kind = attributes.get(langsmith.SPAN_KIND)
     if ls_kind == "tool":
         return Role.TOOL, langsmith.NAME
+    lf_type = attributes.get(langfuse.TYPE)
+    if lf_type == "tool":
+        return Role.TOOL, langfuse.NAME
     return _other_roles(
-        span, operation, ls_kind=ls_kind, tl_kind=tl_kind, oi_kind=oi_kind, vercel_role=vercel_role
+        span,
+        operation,
+        ls_kind=ls_kind,
+        tl_kind=tl_kind,
+        oi_kind=oi_kind,
+        lf_type=lf_type,
+        vercel_role=vercel_role,
     )
 
 
@@ -61,6 +71,7 @@ def _other_roles(
     ls_kind: object,
     tl_kind: object,
     oi_kind: object,
+    lf_type: object,
     vercel_role: Role | None,
 ) -> tuple[Role, str]:
     if ls_kind is not None:
@@ -69,6 +80,8 @@ def _other_roles(
         return _unless_evident(traceloop.classify(span), span, operation), traceloop.NAME
     if oi_kind is not None:
         return _unless_evident(openinference.classify(span), span, operation), openinference.NAME
+    if lf_type is not None:
+        return _unless_evident(langfuse.classify(span), span, operation), langfuse.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME
     role = adk.classify(span)  # legacy-schema names (invocation, call_llm)

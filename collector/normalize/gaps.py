@@ -37,10 +37,10 @@ def gaps_of(
     """The gaps, in a fixed order. ``content_recorded``: some model call carried its
     messages; ``layers_merged``: two instrumentation layers recorded one call.
 
-    ``tool_results`` is judged on the calls that succeeded (a failed call's error is
-    no evidence that results are recorded); ``content`` is a gap when model calls
-    recorded no messages, and in a run without model-call spans when nothing recorded
-    any text (no input, answer, arguments or results)."""
+    ``tool_results`` needs a call that succeeded (a failed call's error is no evidence
+    that results are recorded, a result recorded on any call is); ``content`` is a gap
+    when model calls recorded no messages, and in a run without model-call spans when
+    nothing recorded any text (no input, answer, arguments or results)."""
     found: list[str] = []
     tools = succeeded = llms = False
     args = results = False  # some executed tool step recorded arguments / a result
@@ -48,9 +48,8 @@ def gaps_of(
         if step.kind is StepKind.TOOL and step.executed:
             tools = True
             args = args or _recorded(step[_ARGS])
-            if step.error is None:
-                succeeded = True
-                results = results or _recorded(step[_RESULT])
+            results = results or _recorded(step[_RESULT])
+            succeeded = succeeded or step.error is None
         elif step.kind is StepKind.LLM:
             llms = True
     if tools and not args:

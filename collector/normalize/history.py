@@ -35,7 +35,7 @@ from collector.normalize.messages import (
     text_of,
 )
 from collector.normalize.react import transcript_steps
-from collector.normalize.results import ToolResult, result_of
+from collector.normalize.results import ToolResult, parse_result, result_of
 from collector.normalize.values import INVALID, event_attribute, parse_json, structured
 
 INPUT_MESSAGES = "gen_ai.input.messages"
@@ -155,14 +155,16 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
     if not isinstance(part, dict):
         return
     kind = part.get("type") or part.get("__class__")
-    if kind in ("tool_call", "tool_use", "ToolCall"):
+    if kind in ("tool_call", "tool_use", "ToolCall", "tool-call"):
         name = part.get("name") or part.get("tool_name")
-        arguments = part.get("arguments", part.get("input"))
+        arguments = part.get("arguments", part.get("input", part.get("args")))
         made = requested(part.get("id"), name, arguments)
         if made is not None:
             calls.append(made)
     elif kind == "tool_call_response":
         answers.append(Answer(_id(part.get("id")), _function_response(part.get("response"))))
+    elif kind == "tool-result" and "tool_call_id" in part:  # (BeeAI's message dump)
+        answers.append(Answer(_id(part.get("tool_call_id")), _result(part.get("result"))))
     elif kind == "tool_result":
         result = _result(part.get("content"))
         if part.get("is_error") is True and result.error is None:
@@ -200,9 +202,8 @@ def _function_response(response: Any) -> ToolResult:
 
 
 def _result(value: Any) -> ToolResult:
-    if isinstance(value, str):
-        parsed = parse_json(value)
-        return result_of(value if parsed is INVALID else parsed)
+    if isinstance(value, str):  # read like a tool span's result: JSON, else a Python repr
+        return parse_result(value)
     return result_of(value)
 
 

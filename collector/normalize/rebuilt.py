@@ -82,6 +82,10 @@ def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
         k = next((k for k, seen in enumerate(calls) if _same(seen, call)), None)
         if k is None:
             continue
+        start = m  # a request split into one message per call (Responses API items)
+        while start > 0 and messages[start - 1].calls and not messages[start - 1].answers:
+            start -= 1
+        k += sum(len(messages[i].calls) for i in range(start, m))
         answers = _answers_after(messages, m)
         if call.call_id is not None:
             for answer in answers:
@@ -92,11 +96,16 @@ def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
 
 
 def _answers_after(messages: list[Message], m: int) -> list[Answer]:
-    """The answers following message ``m``, up to the next message with calls."""
+    """The answers following message ``m``, up to the next message with calls (the
+    messages with calls right after ``m`` are the same request, split per call)."""
     found: list[Answer] = []
+    leading = True
     for message in messages[m + 1 :]:
-        if message.calls:
+        if message.calls and not message.answers:
+            if leading:
+                continue
             break
+        leading = False
         found.extend(message.answers)
     return found
 

@@ -23,6 +23,9 @@ from typing import Any
 from collector.normalize.values import INVALID
 
 _MAX_CHARS = 256 * 1024
+# pydantic's str() of a model has few tokens (a long text value is one). Tokenizing is
+# pure Python: text with more tokens is not tried (it stays text).
+_MAX_FIELDS_TOKENS = 2048
 _MAX_DEPTH = 32
 _CLASS = "__class__"
 # ``<Enum.MEMBER: 'value'>`` has no Python syntax: replaced by its value first.
@@ -81,38 +84,59 @@ def fields_repr(raw: str) -> Any:
 def _field_starts(text: str) -> list[tuple[str, int]] | None:
     """Each top-level ``name=`` of ``text`` with where it starts; None unless the text is
     two or more of them, the first at its start, separated by whitespace, no commas
-    between them (a tuple, keyword arguments) and no name twice."""
+    between them (a tuple, keyword arguments) and no name twice. Stops at the first
+    token that rules the form out, and after ``_MAX_FIELDS_TOKENS``."""
     if "\n" in text:
         return None  # reprs are one line; tokenize would read several as statements
+    scan = _FieldScan()
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        for count, token in enumerate(tokenize.generate_tokens(io.StringIO(text).readline)):
+            if count > _MAX_FIELDS_TOKENS or not scan.step(token):
+                return None
     except (tokenize.TokenError, SyntaxError, ValueError):
         return None
-    found: list[tuple[str, int]] = []
-    depth, previous_end = 0, -1
-    for i, token in enumerate(tokens):
+    return scan.fields()
+
+
+class _FieldScan:
+    """``_field_starts``' state over the tokens of one text."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, int]] = []
+        self.depth = 0
+        self.end = -1  # where the previous token ended
+        self.pending: tokenize.TokenInfo | None = None  # a name: a field if "=" follows
+
+    def step(self, token: tokenize.TokenInfo) -> bool:
+        """Take one token; False when the text cannot be this form."""
         kind, string = token.type, token.string
-        if kind == tokenize.OP and string in _OPEN:
-            depth += 1
+        if self.pending is not None:
+            if kind != tokenize.OP or string != "=":
+                return False  # a bare name at the top level
+            if self.found and self.pending.start[1] == self.end:
+                return False  # fields are separated by whitespace
+            self.found.append((self.pending.string, self.pending.start[1]))
+            self.pending = None
+        elif kind == tokenize.OP and string in _OPEN:
+            self.depth += 1
         elif kind == tokenize.OP and string in _CLOSE:
-            depth -= 1
-        elif depth == 0 and kind == tokenize.OP and string == ",":
-            return None
-        elif depth == 0 and kind == tokenize.NAME and _is_assignment(tokens, i):
-            if found and token.start[1] == previous_end:
-                return None  # fields are separated by whitespace
-            found.append((string, token.start[1]))
+            self.depth -= 1
+        elif self.depth == 0 and kind == tokenize.OP and string in ",=":
+            return False  # a tuple, keyword arguments, or "=" inside a value
+        elif self.depth == 0 and kind == tokenize.NAME and token.start[1] > self.end:
+            self.pending = token  # (the first token starts at 0, after end = -1)
+        elif not self.found:
+            return False  # the text does not open with a field
         if kind not in (tokenize.NEWLINE, tokenize.ENDMARKER):
-            previous_end = token.end[1]
-    names = {name for name, _ in found}
-    if len(found) < 2 or found[0][1] != 0 or len(names) != len(found):
-        return None
-    return found
+            self.end = token.end[1]
+        return self.depth <= _MAX_DEPTH
 
-
-def _is_assignment(tokens: list[tokenize.TokenInfo], i: int) -> bool:
-    after = tokens[i + 1] if i + 1 < len(tokens) else None
-    return after is not None and after.type == tokenize.OP and after.string == "="
+    def fields(self) -> list[tuple[str, int]] | None:
+        found = self.found
+        names = {name for name, _ in found}
+        if self.pending is not None or len(found) < 2 or found[0][1] != 0:
+            return None
+        return found if len(names) == len(found) else None
 
 
 def _value(node: ast.expr, depth: int) -> Any:
@@ -149,10 +173,28 @@ def _mapping(node: ast.Dict, depth: int) -> Any:
 
 
 def _object(node: ast.Call, depth: int) -> Any:
-    out: dict[str, Any] = {_CLASS: ast.unparse(node.func)}
+    name = _dotted(node.func)
+    if name is None:
+        return INVALID
+    out: dict[str, Any] = {_CLASS: name}
     for keyword in node.keywords:
         value = _value(keyword.value, depth + 1)
         if keyword.arg is None or value is INVALID:
             return INVALID
         out[keyword.arg] = value
     return out
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.C`` of a class named by names and attributes only (iteratively: a hostile
+    ``f[0][0]…()`` must not recurse); None for anything else."""
+    parts: list[str] = []
+    for _ in range(_MAX_DEPTH):
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        if not isinstance(node, ast.Attribute):
+            return None
+        parts.append(node.attr)
+        node = node.value
+    return None

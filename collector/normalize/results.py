@@ -10,6 +10,11 @@ CrewAI hands a tool's non-text return to the model as ``str(value)``, so its too
 spans record a Python ``repr`` (``{'track_id': 3158}``): containers are read back,
 and so are object reprs (``ToolResult(status='error', …)``, ``reprs``).
 
+A function response recorded whole (Gemini's ``FunctionResponse`` as Google ADK's
+OpenInference instrumentation dumps it: ``{"id", "name", "response"}``, only fields of
+that type) is unwrapped to ``response``, with ``id`` as the call id; inside it, the
+``{"result": …}`` envelope a non-dict return gets is unwrapped as in a history.
+
 A record of the whole call (LlamaIndex's ``ToolOutput``: ``tool_name``, ``raw_input``,
 ``raw_output``, ``is_error`` and the text ``blocks`` the model was shown) is unwrapped
 to ``raw_output``, what the tool returned.
@@ -19,7 +24,8 @@ Errors are reported inside results in many textual forms besides ``"status":
 Gemini function responses); an error flag (``is_error`` / ``isError`` / ``error:
 true``) beside the content (Anthropic ``tool_result`` blocks, MCP ``CallToolResult``,
 Haystack); or plain text that opens with an error word (``Error executing tool …``,
-``StoreError: …``). Single text content blocks (``{"type": "text", "text": …}``,
+``StoreError: …``) or says that an error occurred (``An error occurred while running
+the tool``). Single text content blocks (``{"type": "text", "text": …}``,
 MCP) are unwrapped like Strands' blocks.
 
 The error is always needed (``Step.error``), the value only when someone reads it:
@@ -45,13 +51,21 @@ from collector.normalize.values import INVALID, json_ready, parse_json, python_l
 _OUTPUT_WRAPPER_KEYS = frozenset({"output", "kwargs"})
 _CALL_KEYS = ("tool_name", "raw_input")  # beside ``raw_output``: a record of the call
 _CALL_ID_KEYS = ("tool_call_id", "tool_id")  # beside a nested record
+# The fields of a function response (``google.genai.types.FunctionResponse``): the call
+# id, the tool's name, what it returned; the rest is scheduling and multimodal parts.
+_FUNCTION_RESPONSE_KEYS = frozenset(
+    {"id", "name", "response", "will_continue", "scheduling", "parts"}
+)
 _ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
 _ERROR_FLAGS = ("is_error", "isError", "error")
 _CONTENT_KEYS = ("content", "result", "text", "output")
 # Plain-text results that open with an error word, up to the first colon:
 # "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …".
 _ERROR_OPENING = re.compile(
-    r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
+    r"\A\s*(?:(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
+    # The sentence frameworks hand the model instead of a failed tool's result (the OpenAI
+    # Agents SDK: "An error occurred while running the tool. Please try again.").
+    r"|(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred\b)"
 )
 _TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
 # Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
@@ -95,9 +109,15 @@ def can_defer(raw: str, call_id_known: bool) -> bool:
     (``_error_hint``), nor a call id unless the span records its own
     (``call_id_known``: then the result's is never asked), so that only its value is
     left to parse. Text with an escape that could spell a letter is never deferred."""
-    if _error_hint(raw) or (not call_id_known and "tool_call_id" in raw):
+    if _error_hint(raw) or (not call_id_known and _names_call_id(raw)):
         return False
     return "\\" not in raw or _LETTER_ESCAPE.search(raw) is None
+
+
+def _names_call_id(raw: str) -> bool:
+    """Whether ``raw`` may carry a call id: a tool message's or call record's
+    (``tool_call_id``, ``tool_id``) or a function response's (``id`` beside ``response``)."""
+    return ("tool_" in raw and any(key in raw for key in _CALL_ID_KEYS)) or '"response"' in raw
 
 
 def _error_hint(raw: str) -> bool:
@@ -106,12 +126,15 @@ def _error_hint(raw: str) -> bool:
     a backslash (nested JSON) or ``=`` (an object repr's field): ``"error"``,
     ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
     ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
-    a quote, a backslash or the text's start, whitespace allowed before it."""
+    a quote, a backslash or the text's start, whitespace allowed before it; or the
+    sentence "an error (has) occurred"."""
     # (One-character searches first: far faster than a word's, and the letters are rare.)
     return (
         _word_hint(raw, "rror")
         or ("R" in raw and _word_hint(raw, "RROR"))
         or ("x" in raw and _word_hint(raw, "xception"))
+        or "rror occurred" in raw
+        or "rror has occurred" in raw
     )
 
 
@@ -170,6 +193,9 @@ def result_of(obj: Any) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
+    answered = _function_response(obj)
+    if answered is not None:
+        return answered
     if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
     if isinstance(obj, list):
@@ -313,6 +339,29 @@ def _from_tool_message(fields: dict[str, Any]) -> ToolResult:
         parsed = parse_json(content)
         content = content if parsed is INVALID else parsed
     return ToolResult(content, call_id, error)
+
+
+def _function_response(obj: Any) -> ToolResult | None:
+    """A whole function response (module docstring): the tool's name and a ``response``
+    object, no key that a function response does not have. What it holds, unwrapped, with
+    the error it reports and ``id`` as the call id."""
+    if not isinstance(obj, dict) or not obj.keys() <= _FUNCTION_RESPONSE_KEYS:
+        return None
+    name, response = obj.get("name"), obj.get("response")
+    if not isinstance(name, str) or not name or not isinstance(response, dict):
+        return None
+    if len(response) == 1 and "result" in response:
+        inner = response["result"]
+        if isinstance(inner, str):
+            parsed = parse_json(inner)
+            inner = inner if parsed is INVALID else parsed
+        found = result_of(inner)
+    else:
+        found = result_of(response)
+    call_id = obj.get("id")
+    if found.call_id is None and isinstance(call_id, str) and call_id:
+        return found._replace(call_id=call_id)
+    return found
 
 
 def _error_dict_message(obj: dict[str, Any]) -> str | None:

@@ -30,6 +30,7 @@ VERCEL_AI = "vercel_ai"
 LANGSMITH = "langsmith"
 GOOGLE_ADK = "google_adk"
 STRANDS = "strands"
+LANGFUSE = "langfuse"
 CUSTOM = "custom"
 CONVENTION_ORDER = (
     OTEL_GENAI,
@@ -39,5 +40,6 @@ CONVENTION_ORDER = (
     LANGSMITH,
     GOOGLE_ADK,
     STRANDS,
+    LANGFUSE,
     CUSTOM,
 )

@@ -24,8 +24,11 @@ from collector.normalize.values import INVALID, parse_json, text
 _MAX_FIELDS = 64
 
 
-def run_input(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None:
-    """The user's request to the run (module docstring)."""
+def run_input(
+    run_spans: Sequence[Span], llms: Sequence[LlmCall], path: Sequence[Span] = ()
+) -> str | None:
+    """The user's request to the run (module docstring). ``path``: the spans from the
+    agent root up to the trace root, plumbing between them included (a task span)."""
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_INPUT, span)
         if found:
@@ -36,7 +39,20 @@ def run_input(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None:
     if found is None:
         return None
     narrowed = _fields_inside(run_spans, openinference.INPUT_VALUE, found)
-    return narrowed[0] if narrowed else found
+    if narrowed:
+        return narrowed[0]
+    return _description_inside(path, found) or found
+
+
+def _description_inside(path: Sequence[Span], model_text: str) -> str | None:
+    """The task request a run-path span records (CrewAI's task description, whatever
+    instrumentation recorded the span), when the model's text holds it verbatim (the
+    framework templated it into the prompt)."""
+    for span in path:
+        described = openinference.task_request(span)
+        if described and described != model_text and described in model_text:
+            return described
+    return None
 
 
 def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None:

@@ -4,7 +4,8 @@ Precedence (by key, whichever span holds it): the user's mapping →
 ``gen_ai.conversation.id`` → ADK legacy ``gcp.vertex.agent.session_id`` →
 ``session.id`` → ``traceloop.association.properties.session_id|thread_id|conversation_id``
 → ``langsmith.metadata.session_id|thread_id|conversation_id`` →
-``ai.telemetry.metadata.sessionId`` (and its spellings) → OpenInference ``metadata``
+``ai.telemetry.metadata.sessionId`` → ``ai.settings.context.sessionId`` (every user
+namespace with the same spellings, ``values.SESSION_LEAVES``) → OpenInference ``metadata``
 JSON (``session_id|conversation_id|thread_id``), parsed only if nothing else matched.
 
 Caveats users see: pydantic-ai always sets a (random) conversation id; LangGraph
@@ -31,6 +32,10 @@ SESSION_KEYS = (
 )
 
 
+# An absent value written as text (Logfire records a None ``group_id`` as "null"): no id.
+_ABSENT = frozenset({"null", "None", "undefined", "nil"})
+
+
 def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
     """The best-ranked session id on any of ``spans`` (pass them root first)."""
     keys = SESSION_KEYS
@@ -42,7 +47,7 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
         attributes = span.attributes
         for candidate in range(rank):  # only keys that would beat what we have
             found = scalar_text(attributes.get(keys[candidate]))
-            if found is not None:
+            if found is not None and found not in _ABSENT:
                 best, rank = found, candidate
                 break
         if rank == 0:

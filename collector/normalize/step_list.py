@@ -15,8 +15,9 @@ from operator import itemgetter
 from collector.normalize import conventions
 from collector.normalize.control_tools import internal_tools as matcher_of
 from collector.normalize.join import Joined, LlmCall, join, unexecuted
+from collector.normalize.messages import RequestedCall
 from collector.normalize.react import transcript_calls
-from collector.normalize.rebuilt import answer_of, call_id_of, rebuilt_step
+from collector.normalize.rebuilt import answer_of, call_id_of, history_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
 from collector.normalize.step_records import CALL_ID, KIND, with_fields
 from collector.normalize.steps import tool_step, unexecuted_step
@@ -101,10 +102,34 @@ def _model_calls(
             llms.append(item)
     # A model call that asked for nothing yet was not the run's last may have written its
     # calls as text (the last one gives the answer: its reply is not parsed for calls).
-    for llm in llms[:-1]:
+    for n in range(len(llms) - 1):
+        llm = llms[n]
         if not llm.calls:
             _calls_from_transcript(llm)
+        elif any(_unparsed(call) for call in llm.calls):
+            _calls_from_next_history(llm, llms[n + 1])
     return rank_of, index_of
+
+
+def _unparsed(call: RequestedCall) -> bool:
+    """The call's argument text is no JSON value (``messages.requested`` kept the text)."""
+    return call.raw_args is not None and call.args is call.raw_args
+
+
+def _calls_from_next_history(llm: LlmCall, later: LlmCall) -> None:
+    """A model call whose recorded requests are garbled (argument text that is no JSON:
+    several calls' arguments run together into one) takes them from the next model
+    call's input history: the assistant message there holding the first request's id."""
+    first_id = llm.calls[0].call_id
+    if first_id is None:
+        return
+    messages = history_of(later)
+    for m in range(len(messages) - 1, -1, -1):  # (mypyc: no reversed() here)
+        calls = messages[m].calls
+        if any(call.call_id == first_id for call in calls):
+            if not any(_unparsed(call) for call in calls):
+                llm.calls, llm.matched = list(calls), [False] * len(calls)
+            return
 
 
 def _calls_from_transcript(llm: LlmCall) -> None:

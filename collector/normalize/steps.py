@@ -6,16 +6,25 @@ construction costs ~60 % more, once per span in the hot path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import bind, chosen, parse_arguments
-from collector.normalize.conventions import genai, langsmith, openinference, traceloop, vercel
+from collector.normalize.conventions import (
+    genai,
+    langfuse,
+    langsmith,
+    openinference,
+    traceloop,
+    vercel,
+)
 from collector.normalize.errors import span_error
 from collector.normalize.join import Joined
 from collector.normalize.mappings import Mappings
 from collector.normalize.messages import RequestedCall
 from collector.normalize.results import load_value, may_be_none
+from collector.normalize.roles import Role
 from collector.normalize.step_records import duration_s, new_lazy, new_step
 from collector.normalize.tools import ToolDraft, single_parameter
 from collector.normalize.values import first, integer, scalar_text
@@ -30,7 +39,13 @@ AGENT_NAME_KEYS = (
     traceloop.ENTITY_NAME,
     openinference.NODE_ID,
 )
-MODEL_KEYS = (genai.RESPONSE_MODEL, genai.REQUEST_MODEL, openinference.MODEL_NAME, vercel.MODEL_ID)
+MODEL_KEYS = (
+    genai.RESPONSE_MODEL,
+    genai.REQUEST_MODEL,
+    openinference.MODEL_NAME,
+    vercel.MODEL_ID,
+    langfuse.MODEL,
+)
 INPUT_TOKEN_KEYS = (*genai.INPUT_TOKENS, openinference.INPUT_TOKENS, *vercel.INPUT_TOKENS)
 OUTPUT_TOKEN_KEYS = (*genai.OUTPUT_TOKENS, openinference.OUTPUT_TOKENS, *vercel.OUTPUT_TOKENS)
 _NAME_PREFIXES = ("invoke_agent ", "invoke_workflow ")
@@ -53,6 +68,19 @@ def agent_name(span: Span, mappings: Mappings | None) -> str:
         if span.name.startswith(prefix):
             return span.name[len(prefix) :]
     return span.name
+
+
+def unnamed_wrapper(
+    spans: Sequence[Span], outer: int, inner: int, roles: Sequence[Role], mappings: Mappings | None
+) -> bool:
+    """An agent span that records no agent name (only its span name: a crew's or a
+    runner's ``invoke_agent`` without ``gen_ai.agent.name``) around the one agent that
+    does is the same run, not a hop into it: the named one is the run's agent."""
+    return (
+        roles[inner] is Role.AGENT
+        and recorded_agent_name(spans[outer], mappings) is None
+        and recorded_agent_name(spans[inner], mappings) is not None
+    )
 
 
 def node_name(span: Span) -> str:
@@ -81,6 +109,8 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
             break
     tokens_in = integer(first(attributes, INPUT_TOKEN_KEYS))
     tokens_out = integer(first(attributes, OUTPUT_TOKEN_KEYS))
+    if tokens_in is None and tokens_out is None and langfuse.USAGE in attributes:
+        tokens_in, tokens_out = langfuse.tokens(span)
     start, duration, error = span.start_unix_nano, duration_s(span), span_error(span)
     return new_step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None,
                     None, error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip

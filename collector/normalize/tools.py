@@ -16,6 +16,7 @@ from collector.normalize.arguments import can_defer as can_defer_arguments
 from collector.normalize.conventions import (
     adk,
     genai,
+    langfuse,
     langsmith,
     openinference,
     strands,
@@ -26,7 +27,15 @@ from collector.normalize.errors import span_error
 from collector.normalize.mappings import Mappings
 from collector.normalize.results import ToolResult, parse_result
 from collector.normalize.results import can_defer as can_defer_result
-from collector.normalize.values import INVALID, as_list, first, scalar_text, structured, text
+from collector.normalize.values import (
+    INVALID,
+    as_list,
+    first,
+    parse_json,
+    scalar_text,
+    structured,
+    text,
+)
 
 NAME_KEYS = (genai.TOOL_NAME, openinference.TOOL_NAME, vercel.TOOL_NAME, traceloop.ENTITY_NAME)
 CALL_ID_KEYS = (genai.TOOL_CALL_ID, vercel.TOOL_CALL_ID, *openinference.TOOL_IDS)
@@ -37,6 +46,7 @@ ARGUMENT_KEYS = (
     openinference.INPUT_VALUE,
     langsmith.PROMPT,
     traceloop.TOOL_ARGUMENTS,
+    langfuse.INPUT,
 )
 RESULT_KEYS = (
     genai.TOOL_RESULT,
@@ -45,6 +55,7 @@ RESULT_KEYS = (
     openinference.OUTPUT_VALUE,
     langsmith.COMPLETION,
     traceloop.ENTITY_OUTPUT,
+    langfuse.OUTPUT,
 )
 _NAME_PREFIXES = ("execute_tool ",)
 # A Python callable traced by its method name (``refund.__call__``) is the callable.
@@ -80,6 +91,8 @@ class ToolDraft:
         attributes = span.attributes
         name = first(attributes, NAME_KEYS)
         call_id = first(attributes, CALL_ID_KEYS)
+        if call_id is None and langfuse.TOOL_CALL_ID in attributes:  # JSON-quoted metadata
+            call_id = langfuse.metadata_text(attributes.get(langfuse.TOOL_CALL_ID))
         raw_args = first(attributes, ARGUMENT_KEYS)
         raw_result = first(attributes, RESULT_KEYS)
         if mappings is not None:
@@ -115,6 +128,8 @@ class ToolDraft:
         error = span_error(span)
         if error is None and self._result is not None:
             error = self._result.error
+        elif error is not None and isinstance(raw_result, str):
+            error = _explained(error, raw_result)
         self.error: str | None = error
 
     @property
@@ -175,6 +190,16 @@ def _name_from_span(name: str) -> str:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
+
+
+def _explained(error: str, output: str) -> str:
+    """A failed call's error message, or the call's recorded output when that output is
+    plain text (no JSON) that states the same message and more (a wrapper's explanation
+    with its causes: ``ToolError: Tool Error`` then ``StoreError: RefundWindowExpired``)."""
+    shown = output.strip()
+    if len(shown) <= len(error) or error not in shown or parse_json(shown) is not INVALID:
+        return error  # (structured output is read as a result, ``results``)
+    return shown
 
 
 def _mapped(attributes: Mapping[str, AttrValue], key: str | None, default: AttrValue) -> AttrValue:

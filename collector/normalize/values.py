@@ -32,6 +32,24 @@ _MAX_LITERAL_CHARS = 64 * 1024
 _MAX_DEPTH = 32
 
 
+# The keys a user picks for a session in a free-form metadata namespace (LangSmith
+# metadata, Traceloop association properties, AI SDK telemetry metadata / runtime
+# context): the same names, whichever namespace holds them, in this precedence.
+SESSION_LEAVES: Final = (
+    "session_id",
+    "sessionId",
+    "conversation_id",
+    "conversationId",
+    "thread_id",
+    "threadId",
+)
+
+
+def session_keys(*namespaces: str) -> tuple[str, ...]:
+    """Every ``<namespace><leaf>`` of ``SESSION_LEAVES``, namespace by namespace."""
+    return tuple(namespace + leaf for namespace in namespaces for leaf in SESSION_LEAVES)
+
+
 def text(value: AttrValue) -> str | None:
     """``value`` if it is a non-empty string, else ``None``."""
     return value if isinstance(value, str) and value else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -85,27 +86,33 @@ class Agreement(NamedTuple):
     evald: str
     labelled: Callable[[dict[str, Any]], bool]
     found: Callable[[Run], bool]
+    judged_by: tuple[str | None, str] | None = None  # the (spec, evaluator) giving the verdict
 
 
 AGREEMENT = [
     Agreement("run_failed", "failure = 1",
               lambda labels: bool(labels.get("run_failed")),
-              lambda run: run.failed(None, "failure")),
+              lambda run: run.failed(None, "failure"), (None, "failure")),
     Agreement("tool_errors ≠ []", "refund-policy/tool_error_rate > 0",
               lambda labels: bool(labels["tool_errors"]),
-              lambda run: any(x["score"] > 0 for x in run.of("refund-policy", "tool_error_rate"))),
+              lambda run: any(x["score"] > 0 for x in run.of("refund-policy", "tool_error_rate")),
+              ("refund-policy", "tool_error_rate")),
     Agreement("order_violation", "refund-policy/invoice_checked_before_refund fails",
               lambda labels: labels["order_violation"],
-              lambda run: run.failed("refund-policy", "invoice_checked_before_refund")),
+              lambda run: run.failed("refund-policy", "invoice_checked_before_refund"),
+              ("refund-policy", "invoice_checked_before_refund")),
     Agreement("extra_calls ≠ []", "refund-duplicate-purchase/no_unexpected_tools fails",
               lambda labels: bool(labels["extra_calls"]),
-              lambda run: run.failed("refund-duplicate-purchase", "no_unexpected_tools")),
+              lambda run: run.failed("refund-duplicate-purchase", "no_unexpected_tools"),
+              ("refund-duplicate-purchase", "no_unexpected_tools")),
     Agreement("wrong_args ≠ []", "refund-duplicate-purchase/tool_args_match < 1",
               lambda labels: bool(labels["wrong_args"]),
-              lambda run: run.below_one("refund-duplicate-purchase", "tool_args_match")),
+              lambda run: run.below_one("refund-duplicate-purchase", "tool_args_match"),
+              ("refund-duplicate-purchase", "tool_args_match")),
     Agreement("missing_calls ≠ []", "refund-outside-window/trajectory_recall < 1",
               lambda labels: bool(labels.get("missing_calls")),
-              lambda run: run.below_one("refund-outside-window", "trajectory_recall")),
+              lambda run: run.below_one("refund-outside-window", "trajectory_recall"),
+              ("refund-outside-window", "trajectory_recall")),
     Agreement("trajectory_correct", "no spec verdict fails (whole-sequence order checks aside)",
               lambda labels: labels["trajectory_correct"],
               lambda run: evald_correct(run, ignore=sequence_checks)),
@@ -137,19 +144,46 @@ def test_verdicts_agree_with_the_labels(runs: list[Run], row: Agreement) -> None
 
 
 def unjudged(run: Run, row: Agreement) -> bool:
-    """A capture without text whose labelled fault evald did not judge: what it lacks
-    (arguments, the input its specs select on) gives no verdict, never a wrong one."""
+    """A capture without text whose labelled fault evald gave no verdict on: the spec
+    that would judge it selects by input, which the capture lacks. No verdict is no
+    wrong verdict; a verdict given must still agree (rows judged by names alone)."""
     if run.framework not in NO_CONTENT_RECORDED:
         return False
-    return row.labelled(run.labels["labels"]) is not (row.label == "trajectory_correct")
+    if row.judged_by is not None:
+        return not run.of(*row.judged_by)
+    faults = [r for r in AGREEMENT if r.judged_by is not None and r.labelled(run.labels["labels"])]
+    return bool(faults) and all(not run.of(*fault.judged_by) for fault in faults if fault.judged_by)
 
 
-def test_a_capture_without_text_gets_no_verdict_that_needs_it(runs: list[Run]) -> None:
-    lines = [line for run in runs if run.framework in NO_CONTENT_RECORDED for line in run.lines]
-    assert lines  # (the row would be vacuous)
-    for line in lines:
-        if line["evaluator"] in ("tool_args_match", "trajectory_recall", "response_contains"):
-            assert line["passed"] is None and line["error"] == "TrajectoryGap", line
+def test_a_capture_without_text_gets_no_verdict_that_needs_it(tmp_path: Path) -> None:
+    """A spec that does apply (by service) to a capture without text: its evaluators that
+    need arguments, results or the answer say "not recorded", those on names judge."""
+    spec = tmp_path / "by-service.yaml"
+    spec.write_text(json.dumps({
+        "id": "by-service",
+        "match": {"service": {"regex": "^music-store-support"}},
+        "reference": {"trajectory": [{"tool": "lookup_invoice", "args": {"invoice_id": 1042}}]},
+        "evaluators": ["tool_args_match", "trajectory_recall", "tool_error_rate",
+                       {"name": "response_contains", "criteria": {"contains": ["refund"]}},
+                       {"name": "trajectory_single_tool_use", "criteria": {"tool": "refund"}}],
+    }))  # fmt: skip
+    for framework in sorted(NO_CONTENT_RECORDED):
+        results = tmp_path / f"{framework}.jsonl"
+        inputs = sorted(str(path) for path in (TRACES / framework).glob("*.jsonl"))
+        main(["--log-level", "WARNING", "replay", *inputs, "--spec", str(spec),
+              "--results-out", str(results)])  # fmt: skip
+        lines = [json.loads(line) for line in results.read_text().splitlines()]
+        mine = [line for line in lines if line["spec"] == "by-service"]
+        by_evaluator: dict[str, list[Line]] = {}
+        for line in mine:
+            by_evaluator.setdefault(line["evaluator"], []).append(line)
+        assert set(by_evaluator) == {"tool_args_match", "trajectory_recall", "tool_error_rate",
+                                     "response_contains", "trajectory_single_tool_use"}  # fmt: skip
+        for needs_text in ("tool_args_match", "trajectory_recall", "response_contains"):
+            for line in by_evaluator[needs_text]:
+                assert line["passed"] is None and line["error"] == "TrajectoryGap", line
+        for names_only in ("tool_error_rate", "trajectory_single_tool_use"):
+            assert all(line["error"] is None for line in by_evaluator[names_only])
 
 
 def test_whole_sequence_checks_disagree_only_on_reordered_parallel_calls(runs: list[Run]) -> None:

@@ -74,6 +74,12 @@ CAPTURED = {
     "mastra",
     "semantic-kernel",
     "llamaindex-traceloop",
+    "google-adk-openinference",
+    "crewai-traceloop",
+    "openai-agents-logfire",
+    "langgraph-langfuse",
+    "beeai-openinference",
+    "vercel-ai-sdk-agent",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -91,6 +97,7 @@ AGENT_NAME_NOT_RECORDED = {
     "smolagents-openinference",
     "llamaindex-openinference",
     "llamaindex-traceloop",
+    "openai-agents-logfire",  # only under a bare ``name`` on a span no convention reads
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).
@@ -98,6 +105,10 @@ CALL_IDS_NOT_RECORDED = {"dspy-openinference", "google-genai-afc-otel"}
 # One model span covers the whole automatic-function-calling loop (the requests inside
 # it have no span of their own): the count of model requests is not recorded.
 MODEL_LOOP_IN_ONE_SPAN = {"google-genai-afc-otel"}
+# Every model request of a turn written onto one span, chats too: the OpenInference
+# instrumentation of ADK 2.13's default schema suppresses ADK's per-request spans and
+# lets each request overwrite ADK's agent span (an upstream bug; see its NOTES.md).
+MODEL_CALLS_IN_ONE_SPAN = {"google-adk-openinference"}
 # (NO_CONTENT_RECORDED, support.captures): the trajectory states the gaps instead of
 # arguments, results, input and answer (evaluators answer "not recorded", never a
 # verdict on the agent).
@@ -105,6 +116,10 @@ NO_CONTENT_GAPS = {"tool_args", "tool_results", "input", "output", "content"}
 # Tools recorded under their plugin's name (TOOL_PREFIXES, support.captures); the labels
 # name the function, as a spec may (``evaluators.matching.names_match``).
 QUALIFIED_TOOL_NAMES = set(TOOL_PREFIXES)
+# Sessions recorded under a key too bare to take for one unmapped: the OpenAI Agents SDK's
+# ``group_id`` (its conversation id) on Logfire's root span. A user maps it
+# (``normalization.mappings.session_id: group_id``; docs/instrument-your-agent.md).
+SESSION_ONLY_MAPPED = {"openai-agents-logfire"}
 CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 
 
@@ -226,7 +241,7 @@ def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[st
         assert trajectory.failed == bool(expected["labels"].get("run_failed"))
         if framework not in AGENT_NAME_NOT_RECORDED:
             assert trajectory.agent == "music_store_support"
-        if expected["session_id"] is not None:
+        if expected["session_id"] is not None and framework not in SESSION_ONLY_MAPPED:
             assert trajectory.session_id == expected["session_id"]
 
 
@@ -278,7 +293,9 @@ def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, sce
         counts.append(sum(step.kind is StepKind.LLM for step in trajectory.steps))
         if framework not in CALL_IDS_NOT_RECORDED:
             assert all(step.call_id for step in trajectory.tool_calls)
-    if framework in MODEL_LOOP_IN_ONE_SPAN and scenario != "multi_turn":  # (a chat: a span each)
+    if (framework in MODEL_LOOP_IN_ONE_SPAN and scenario != "multi_turn") or (
+        framework in MODEL_CALLS_IN_ONE_SPAN
+    ):  # (google-genai's chat: a span each)
         assert counts == [1] * len(counts)  # one step per recorded model span
     elif framework in NO_CONTENT_RECORDED:
         assert counts == [0] * len(counts)  # no model spans

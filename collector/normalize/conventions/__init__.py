@@ -22,6 +22,7 @@ from collector.normalize.conventions import (
     adk,
     genai,
     genai_events,
+    langfuse,
     langsmith,
     mastra,
     openinference,
@@ -34,7 +35,18 @@ from collector.normalize.messages import RequestedCall
 TextReader: TypeAlias = Callable[[Span], str | None]
 CallsReader: TypeAlias = Callable[[Span], list[RequestedCall] | None]
 
-FAMILIES = (genai, openinference, traceloop, vercel, langsmith, adk, strands, mastra)
+FAMILIES = (
+    genai,
+    openinference,
+    traceloop,
+    vercel,
+    langsmith,
+    adk,
+    strands,
+    mastra,
+    langfuse,
+    genai_events,
+)
 
 REQUESTED_CALLS: tuple[CallsReader, ...] = (
     genai.requested_calls,
@@ -43,6 +55,7 @@ REQUESTED_CALLS: tuple[CallsReader, ...] = (
     strands.requested_calls,
     adk.requested_calls,
     langsmith.requested_calls,
+    langfuse.requested_calls,
     traceloop.requested_calls,
     genai_events.requested_calls,
 )
@@ -52,6 +65,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     strands.llm_input,
     adk.llm_input,
     langsmith.llm_input,
+    langfuse.llm_input,
     genai_events.llm_input,
 )
 LLM_OUTPUT: tuple[TextReader, ...] = (
@@ -61,6 +75,7 @@ LLM_OUTPUT: tuple[TextReader, ...] = (
     strands.llm_output,
     adk.llm_output,
     langsmith.llm_output,
+    langfuse.llm_output,
     traceloop.llm_output,
     genai_events.llm_output,
 )
@@ -72,6 +87,7 @@ RUN_INPUT: tuple[TextReader, ...] = (
     strands.run_input,
     langsmith.run_input,
     mastra.run_input,
+    langfuse.run_input,
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
@@ -82,7 +98,11 @@ RUN_OUTPUT: tuple[TextReader, ...] = (
     strands.llm_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
-RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (openinference.run_output, langsmith.run_output)
+RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (
+    openinference.run_output,
+    langsmith.run_output,
+    langfuse.run_output,
+)
 
 
 def first_text(readers: tuple[TextReader, ...], span: Span) -> str | None:

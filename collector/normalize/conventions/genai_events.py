@@ -10,6 +10,12 @@ records, they reach the span as events with their body's fields as attributes
 logging bridge that formats it: Semantic Kernel's) is read like a map body. Read here
 as OpenAI-style chat messages.
 
+The same events may also come as one span attribute, ``events``: the JSON list of the
+events' field maps, each naming itself in ``event.name`` (Pydantic Logfire's OpenAI
+Agents integration). The model's reply is then the list's last messages, after the
+last message the model was sent that is not its own (a user or tool message), unless
+``gen_ai.choice`` items mark it.
+
 Strands emits same-named events with other shapes (content blocks, tool input on a
 tool span); its own readers run first and these only read what they do not.
 """
@@ -30,7 +36,8 @@ from collector.normalize.messages import (
 from collector.normalize.values import INVALID, json_ready, parse_json
 
 NAME = "genai_events"
-KEYS: tuple[str, ...] = ()  # events are decoded whole
+EMBEDDED = "events"  # the events' field maps as one JSON-list attribute
+KEYS: tuple[str, ...] = (EMBEDDED,)  # span events are decoded whole
 PREFIXES: tuple[str, ...] = ()
 CHOICE = "gen_ai.choice"
 _ROLES = {
@@ -43,26 +50,64 @@ _MAX_EVENTS = 4096
 _BODY = "body"  # where ``log_join`` keeps a body that is not a map
 
 
+def _events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(name, fields)`` of the span's message events, else of the ``events``
+    attribute's items."""
+    found = [
+        (event.name, _fields(event.attributes))
+        for event in span.events[:_MAX_EVENTS]
+        if event.name in _ROLES or event.name == CHOICE
+    ]
+    if found:
+        return found
+    raw = span.attributes.get(EMBEDDED)
+    if not isinstance(raw, str) or raw[:1] != "[" or '"event.name"' not in raw:
+        return []
+    items = parse_json(raw)
+    if not isinstance(items, list):
+        return []
+    return [
+        (item["event.name"], item)
+        for item in items[:_MAX_EVENTS]
+        if isinstance(item, dict) and isinstance(item.get("event.name"), str)
+    ]
+
+
+def _split(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The messages sent and the reply."""
+    sent: list[dict[str, Any]] = []
+    reply: list[dict[str, Any]] = []
+    events = _events(span)
+    for name, fields in events:
+        role = _ROLES.get(name)
+        if role is not None:
+            sent.append(_message(role, fields))
+        elif name == CHOICE:
+            message = _object(fields.get("message"))
+            if isinstance(message, dict):
+                reply.append(_message(str(message.get("role") or "assistant"), message))
+    if not reply and sent and EMBEDDED in span.attributes and not _has_messages(span):
+        # One list of the conversation: the reply is its tail of assistant messages.
+        cut = len(sent)
+        while cut > 0 and sent[cut - 1]["role"] == "assistant":
+            cut -= 1
+        if 0 < cut < len(sent):
+            sent, reply = sent[:cut], sent[cut:]
+    return sent, reply
+
+
+def _has_messages(span: Span) -> bool:
+    return any(event.name in _ROLES or event.name == CHOICE for event in span.events)
+
+
 def input_messages(span: Span) -> list[dict[str, Any]] | None:
     """The messages the model call was sent, in order; None without such events."""
-    found: list[dict[str, Any]] = []
-    for event in span.events[:_MAX_EVENTS]:
-        role = _ROLES.get(event.name)
-        if role is not None:
-            found.append(_message(role, _fields(event.attributes)))
-    return found or None
+    return _split(span)[0] or None
 
 
 def output_messages(span: Span) -> list[dict[str, Any]] | None:
     """The reply (``gen_ai.choice`` messages); None without such events."""
-    found: list[dict[str, Any]] = []
-    for event in span.events[:_MAX_EVENTS]:
-        if event.name != CHOICE:
-            continue
-        message = _object(_fields(event.attributes).get("message"))
-        if isinstance(message, dict):
-            found.append(_message(str(message.get("role") or "assistant"), message))
-    return found or None
+    return _split(span)[1] or None
 
 
 def requested_calls(span: Span) -> list[RequestedCall] | None:

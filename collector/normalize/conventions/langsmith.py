@@ -21,7 +21,7 @@ from collector.normalize.messages import (
     text_of,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, structured, text
+from collector.normalize.values import INVALID, session_keys, structured, text
 
 NAME = "langsmith"
 SPAN_KIND = "langsmith.span.kind"
@@ -30,11 +30,7 @@ COMPLETION = "gen_ai.completion"
 TAGS = "langsmith.span.tags"
 _METADATA = "langsmith.metadata."
 # NB ``langsmith.trace.session_id/_name`` is the LangSmith *project*, not a conversation.
-SESSION_KEYS: tuple[str, ...] = (
-    _METADATA + "session_id",
-    _METADATA + "thread_id",
-    _METADATA + "conversation_id",
-)
+SESSION_KEYS: tuple[str, ...] = session_keys(_METADATA)
 AGENT_NAME = _METADATA + "lc_agent_name"
 LANGGRAPH_NODE = _METADATA + "langgraph_node"
 

@@ -48,6 +48,7 @@ OUTPUT_MESSAGES = "llm.output_messages."
 INPUT_MESSAGES = "llm.input_messages."
 # CrewAI event-listener task spans: the task description with the kickoff inputs filled in.
 TASK_DESCRIPTION = "task_description"
+CREWAI_TASK_DESCRIPTION = "crewai.task.description"  # the same, as OpenLLMetry records it
 
 KEYS = (
     SPAN_KIND,
@@ -64,6 +65,7 @@ KEYS = (
     INPUT_TOKENS,
     OUTPUT_TOKENS,
     TASK_DESCRIPTION,
+    CREWAI_TASK_DESCRIPTION,
 )
 # The run's input may be only in the history (``llm_input``): its first few messages
 # are kept (the system prompt, the user's request), not the growing rest.
@@ -234,10 +236,18 @@ def _first_user_message(attributes: Mapping[str, AttrValue]) -> str | None:
 
 
 def run_input(span: Span) -> str | None:
-    description = text(span.attributes.get(TASK_DESCRIPTION))
+    description = task_request(span)
     if description is not None:  # CrewAI task span: input.value is the whole task prompt
-        return description.split(_CREWAI_CHAT_HISTORY, 1)[0] or None
+        return description
     return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True)
+
+
+def task_request(span: Span) -> str | None:
+    """The request in a CrewAI task span's ``crewai.task.description`` (its
+    instrumentations all record it): what precedes any crew-chat history."""
+    attributes = span.attributes
+    description = text(attributes.get(TASK_DESCRIPTION) or attributes.get(CREWAI_TASK_DESCRIPTION))
+    return None if description is None else description.split(_CREWAI_CHAT_HISTORY, 1)[0] or None
 
 
 def run_output(span: Span) -> str | None:

@@ -11,17 +11,13 @@ from __future__ import annotations
 from collector.core.records import Span
 from collector.normalize.messages import RequestedCall, flattened_calls
 from collector.normalize.roles import Role
-from collector.normalize.values import text
+from collector.normalize.values import session_keys, text
 
 NAME = "traceloop"
 SPAN_KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
 _ASSOCIATION = "traceloop.association.properties."
-SESSION_KEYS: tuple[str, ...] = (
-    _ASSOCIATION + "session_id",
-    _ASSOCIATION + "thread_id",
-    _ASSOCIATION + "conversation_id",
-)
+SESSION_KEYS: tuple[str, ...] = session_keys(_ASSOCIATION)
 LANGGRAPH_NODE = _ASSOCIATION + "langgraph_node"
 LEGACY_REQUEST_TYPE = "llm.request.type"
 LEGACY_COMPLETION = "gen_ai.completion."

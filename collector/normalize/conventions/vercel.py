@@ -3,8 +3,11 @@
 ``ai.operationId`` (or the span name) decides the role: ``ai.generateText`` /
 ``ai.streamText`` … are the agent run, ``….doGenerate``/``….doStream`` the model
 calls, ``ai.toolCall`` the tools. No conversation concept: sessions only exist as
-user metadata ``ai.telemetry.metadata.<key>``. Start times have millisecond
-resolution (observed), so ordering ties are common and broken by tree order.
+user metadata ``ai.telemetry.metadata.<key>`` (``ai`` <= 6) or included runtime
+context ``ai.settings.context.<key>`` (``ai`` 7, on the spans of both @ai-sdk/otel
+integrations; ``ai`` 7's ``ToolLoopAgent`` spans are plain GenAI ones, read by
+``genai``). Start times have millisecond resolution (observed), so ordering ties are
+common and broken by tree order.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from collector.core.records import Span
 from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, as_list, structured, text
+from collector.normalize.values import INVALID, as_list, session_keys, structured, text
 
 NAME = "vercel_ai"
 OPERATION_ID = "ai.operationId"
@@ -28,11 +31,12 @@ RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
 MODEL_ID = "ai.model.id"
 INPUT_TOKENS = ("ai.usage.inputTokens", "ai.usage.promptTokens")  # 5.x+, 4.x
 OUTPUT_TOKENS = ("ai.usage.outputTokens", "ai.usage.completionTokens")
-_METADATA = "ai.telemetry.metadata."
-SESSION_KEYS: tuple[str, ...] = tuple(
-    _METADATA + key
-    for key in ("sessionId", "session_id", "conversationId", "conversation_id", "threadId")
-)
+_METADATA = "ai.telemetry.metadata."  # ai <= 6: experimental_telemetry.metadata
+# ai 7 (@ai-sdk/otel, both integrations): the runtime context the user let through
+# (telemetry.includeRuntimeContext) with the integration's ``runtimeContext: true``;
+# ``metadata`` is gone from TelemetryOptions.
+_RUNTIME_CONTEXT = "ai.settings.context."
+SESSION_KEYS: tuple[str, ...] = session_keys(_METADATA, _RUNTIME_CONTEXT)
 
 KEYS = (
     OPERATION_ID,

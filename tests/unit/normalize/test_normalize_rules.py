@@ -495,10 +495,16 @@ def test_equal_start_times_are_ordered_by_tree_order_and_arrival() -> None:
         ),
         ({"langsmith.metadata.thread_id": "s4", "ai.telemetry.metadata.sessionId": "s5"}, "s4"),
         ({"ai.telemetry.metadata.sessionId": "s5", "metadata": '{"thread_id": "s6"}'}, "s5"),
+        ({"ai.telemetry.metadata.sessionId": "s5", "ai.settings.context.sessionId": "s7"}, "s5"),
+        ({"ai.settings.context.sessionId": "s7", "metadata": '{"thread_id": "s6"}'}, "s7"),
+        ({"traceloop.association.properties.sessionId": "s8"}, "s8"),  # any spelling, namespace
+        ({"langsmith.metadata.threadId": "s9"}, "s9"),
         ({"metadata": '{"thread_id": "s6"}'}, "s6"),
         ({"session.id": 42}, "42"),
         ({"session.id": ("not", "a", "session")}, None),
         ({}, None),
+        ({"session.id": "null", "langsmith.metadata.thread_id": "s4"}, "s4"),  # "null": absent
+        ({"gen_ai.conversation.id": "None"}, None),
     ],
 )
 def test_session_id_precedence(attributes: dict[str, AttrValue], expected: str | None) -> None:

@@ -1,0 +1,103 @@
+"""Spans that wrap the run's work without being steps of their own.
+
+**Operations none of the roles knows.** A span with a GenAI operation name no rule
+knows (``Role.OTHER``) that wraps model or tool calls or agents (a generation, a step
+of the loop: Mastra's ``model_generation``, ``agent_step``) or is part of a model call
+(its stream chunks) is plumbing; one that stands alone (a memory read) stays an
+``other`` step, and so does a vendor's named kind (OpenInference's RETRIEVER).
+
+**Agent spans that are the loop's model step, not a hop to another agent.** Some
+instrumentations record each run of a graph's model node as an agent span (OpenLIT
+writes LangGraph's ``model`` node as ``invoke_agent model``), beside the tool spans that
+run what it asked for. A sub-agent does its own work below its span; this one only
+wraps model calls whose requested tools ran *beside* it, under the same parent. That
+is the evidence, not the name: its model calls requested a call (id and tool name)
+that a sibling tool span executed. The siblings of the same name under that parent
+are the same wrapper (the loop's last model run requests no tool), so the verdict is
+per (parent, name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from collector.normalize import conventions
+from collector.normalize.conventions import genai
+from collector.normalize.roles import AGENTIC, Role
+from collector.normalize.tools import CALL_ID_KEYS, NAME_KEYS
+from collector.normalize.tree import SpanTree
+from collector.normalize.values import first, scalar_text, text
+
+_MAX_DEPTH = 16  # how deep below a wrapper its model calls are looked for
+_LLM = int(Role.LLM)
+
+
+def wraps_work(
+    tree: SpanTree,
+    work: Callable[[int, int], int],
+    layer_above: Callable[[int, Role], int | None],
+    i: int,
+) -> bool:
+    """Whether span ``i`` (``Role.OTHER``) is an unknown GenAI operation that wraps work or
+    is part of a model call (module docstring). ``work`` and ``layer_above`` are the
+    builder's (``build._Builder._work``, ``_layer_above``)."""
+    if genai.OPERATION not in tree.spans[i].attributes:
+        return False
+    return work(i, 0) != 0 or layer_above(i, Role.LLM) is not None
+
+
+def is_model_wrapper(
+    tree: SpanTree,
+    roles: list[Role],
+    work: Callable[[int, int], int],
+    i: int,
+    memo: dict[tuple[int, str], bool],
+) -> bool:
+    """Whether agent span ``i`` (not the agent root) wraps model calls only, whose
+    requested tools ran beside it (module docstring). ``work(i, 0)`` is the one kind
+    of leaf work below span ``i`` (``build._Builder._work``)."""
+    parent = tree.parent[i]
+    if parent < 0 or work(i, 0) != _LLM:
+        return False
+    key = (parent, tree.spans[i].name)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _requests_ran_beside(tree, roles, work, parent, key[1])
+    return found
+
+
+def _requests_ran_beside(
+    tree: SpanTree, roles: list[Role], work: Callable[[int, int], int], parent: int, name: str
+) -> bool:
+    kids = tree.children(parent)
+    ran: set[tuple[str, str | None]] = set()  # (call id, tool name): ids alone may repeat
+    for kid in kids:
+        if roles[kid] is Role.TOOL:
+            attributes = tree.spans[kid].attributes
+            call_id = scalar_text(first(attributes, CALL_ID_KEYS))
+            if call_id is not None:
+                ran.add((call_id, text(first(attributes, NAME_KEYS))))
+    if not ran:
+        return False
+    for kid in kids:
+        if roles[kid] in AGENTIC and tree.spans[kid].name == name and work(kid, 0) == _LLM:
+            for llm in _model_calls_below(tree, roles, kid):
+                for call in conventions.requested_calls(tree.spans[llm]):
+                    call_id = call.call_id
+                    if call_id is not None and (
+                        (call_id, call.name) in ran or (call_id, None) in ran
+                    ):
+                        return True  # (a tool span without a name attribute: by id)
+    return False
+
+
+def _model_calls_below(tree: SpanTree, roles: list[Role], top: int) -> list[int]:
+    found: list[int] = []
+    level = [top]
+    for _ in range(_MAX_DEPTH):
+        below = [kid for i in level for kid in tree.children(i)]
+        if not below:
+            break
+        found.extend(i for i in below if roles[i] is Role.LLM)
+        level = [i for i in below if roles[i] is not Role.LLM]
+    return found
