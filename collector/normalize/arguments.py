@@ -31,6 +31,8 @@ from collector.normalize.values import INVALID, json_ready, parse_json, python_l
 
 _WRAPPER_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})
 # Keys frameworks pass beside a tool's own arguments: never the tool's parameters.
+# A call's options, recorded unset beside its input (BeeAI: ``run(input, options=None)``).
+_OPTION_KEYS = frozenset({"options", "config", "configuration", "settings"})
 _BOOKKEEPING_KEYS = frozenset(
     {"config", "callbacks", "run_manager", "tags", "metadata", "run_id", "tool_call_id"}
 )
@@ -45,6 +47,8 @@ class Arguments(NamedTuple):
     call_id: str | None = None  # Traceloop wrapper ``kwargs.tool_call_id``
     bare: bool = False  # ``value`` is a lone value that belongs to the tool's single parameter
     envelope: Any = None  # the call envelope ``value`` was taken out of, if any
+    positional: tuple[Any, ...] = ()  # a recorded call's positional values (``value`` stays whole)
+    keywords: Any = None  # that call's keyword arguments (an object)
 
 
 NO_ARGUMENTS = Arguments(None, None)
@@ -110,6 +114,9 @@ def _from_object(obj: dict[str, Any], raw: str | None) -> Arguments:
     if not _is_traceloop_wrapper(obj):
         unwrapped = _enveloped(obj)
         if unwrapped is None:
+            call = _positional_call(obj)
+            if call is not None:
+                return Arguments(obj, raw, positional=call[0], keywords=call[1])
             return Arguments(obj, raw)
         own_id = obj.get("tool_call_id")
         own_id = own_id if isinstance(own_id, str) and own_id else None
@@ -146,11 +153,36 @@ def _enveloped(obj: dict[str, Any]) -> dict[str, Any] | None:
         others = obj.keys() - {key, "args"} if key == "kwargs" else obj.keys() - {key}
         if others <= _BOOKKEEPING_KEYS:
             return inner
-        if all(obj[k] is None or k in _BOOKKEEPING_KEYS for k in others):
+        if all(k in _BOOKKEEPING_KEYS or (k in _OPTION_KEYS and obj[k] is None) for k in others):
             return inner  # options recorded unset (``run(input, options=None)``): no arguments
         if key == "kwargs" and positional == [] and all(_is_flag(obj[k]) for k in others):
             return inner  # a recorded call (args, kwargs) and the recorder's own flags
     return None
+
+
+def _positional_call(obj: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """``(positional values, keyword arguments)`` of a recorded Python call that passed
+    positional values (``{"args": [...], "kwargs": {...}}`` and the recorder's scalar
+    flags), else None. Their parameter names are not recorded there: ``by_position``."""
+    positional, keywords = obj.get("args"), obj.get("kwargs")
+    if not isinstance(positional, list) or not positional or not isinstance(keywords, dict):
+        return None
+    if not all(_is_flag(obj[k]) for k in obj.keys() - {"args", "kwargs"}):
+        return None
+    return tuple(positional), keywords
+
+
+def by_position(arguments: Arguments, names: list[str] | None) -> Any:
+    """A recorded call's positional values bound to the tool's parameter names, in their
+    declared order, with its keyword arguments; ``arguments.value`` (the call as
+    recorded) when the names are not known or too few."""
+    if not arguments.positional or names is None or len(names) < len(arguments.positional):
+        return arguments.value
+    bound = dict(zip(names, arguments.positional, strict=False))
+    keywords = arguments.keywords if isinstance(arguments.keywords, dict) else {}
+    if any(key in bound for key in keywords):
+        return arguments.value  # a name given twice: not this signature
+    return {**bound, **keywords}
 
 
 def _is_flag(value: Any) -> bool:

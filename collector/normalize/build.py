@@ -52,11 +52,10 @@ from collector.normalize.steps import (
     node_name,
     plain_step,
     recorded_agent_name,
-    unnamed_wrapper,
 )
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
-from collector.normalize.wrappers import is_model_wrapper, wraps_work
+from collector.normalize.wrappers import anonymous_agent, not_a_hop, unnamed_wrapper, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -108,7 +107,7 @@ class _Builder:
         self.trace, self.tree, self.mappings = trace, tree, mappings
         self.call_ids, self.left_out = True, False  # ``normalize_for``
         self.roles: list[Role] = []
-        self.recognised: list[bool] = []
+        self.families: list[str] = []  # the convention that recognised each span, or ""
         self.unreadable: dict[int, str] = {}  # span index → why it could not be read
         found: set[str] = set()
         for i, span in enumerate(tree.spans):
@@ -118,10 +117,11 @@ class _Builder:
                 role, convention = Role.OTHER, ""
                 self.unreadable[i] = f"{type(exc).__name__}: {exc}"
             self.roles.append(role)
-            self.recognised.append(bool(convention))
+            self.families.append(convention)
             found.add(convention)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
+        self.work: dict[int, int] = {}  # ``_work`` memo
         self.agent_root = self._find_agent_root()
         self.agent = self._root_agent_name()
         self.agents: dict[str, None] = {self.agent: None} if self.agent else {}
@@ -130,7 +130,6 @@ class _Builder:
         self.drafts: dict[int, ToolDraft] = {}  # tool span → its draft (for layers)
         self.calls: dict[int, LlmCall] = {}  # model span → its call (for layers)
         self.layers_merged = False
-        self.work: dict[int, int] = {}  # ``_work`` memo
         self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
 
     def _find_agent_root(self) -> int:
@@ -148,13 +147,12 @@ class _Builder:
                 found = self._lone_agent(kids[0])
                 if found is None:
                     break
-            if roles[current] is Role.AGENT and not self._unnamed_wrapper(current, found):
+            if roles[current] is Role.AGENT and not unnamed_wrapper(
+                tree, roles, self._work, current, inner=found, mappings=self.mappings
+            ):
                 break
             current = found
         return current
-
-    def _unnamed_wrapper(self, i: int, found: int) -> bool:
-        return unnamed_wrapper(self.tree.spans, i, found, self.roles, self.mappings)
 
     def _lone_agent(self, i: int) -> int | None:
         """Span ``i``'s only agent/workflow child, if it has no LLM/tool child."""
@@ -282,8 +280,11 @@ class _Builder:
             self.calls[i] = call
             self.items.append((key, call))
         elif role in AGENTIC:
-            if is_model_wrapper(self.tree, self.roles, self._work, i, self.wrappers):
-                return None, agent, anchor  # the loop's model step, recorded as an agent
+            own_work = agent is not None and anonymous_agent(span, self.mappings)
+            if own_work or not_a_hop(
+                self.tree, self.roles, self._work, i, memo=self.wrappers, family=self.families[i]
+            ):
+                return None, agent, anchor  # the agent's own work, the loop's model step, a chain
             name = agent_name(span, self.mappings)
             if name == agent and parent == anchor:
                 return None, agent, anchor  # the same agent re-wrapped: not a hop
@@ -297,7 +298,7 @@ class _Builder:
             self.items.append((key, step))
         elif (
             role is Role.OTHER
-            and self.recognised[i]
+            and self.families[i]
             and not wraps_work(self.tree, self._work, self._layer_above, i)
         ):
             self.items.append((key, plain_step(StepKind.OTHER, span.name, span, parent, agent)))

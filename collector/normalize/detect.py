@@ -13,6 +13,7 @@ from collector.normalize.conventions import (
     genai,
     langfuse,
     langsmith,
+    mlflow,
     openinference,
     strands,
     traceloop,
@@ -53,6 +54,9 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
     lf_type = attributes.get(langfuse.TYPE)
     if lf_type == "tool":
         return Role.TOOL, langfuse.NAME
+    mlflow_type = attributes.get(mlflow.SPAN_TYPE)
+    if mlflow_type is not None and mlflow.classify(span) is Role.TOOL:
+        return Role.TOOL, mlflow.NAME
     return _other_roles(
         span,
         operation,
@@ -60,6 +64,7 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
         tl_kind=tl_kind,
         oi_kind=oi_kind,
         lf_type=lf_type,
+        mlflow_type=mlflow_type,
         vercel_role=vercel_role,
     )
 
@@ -72,6 +77,7 @@ def _other_roles(
     tl_kind: object,
     oi_kind: object,
     lf_type: object,
+    mlflow_type: object,
     vercel_role: Role | None,
 ) -> tuple[Role, str]:
     if ls_kind is not None:
@@ -82,6 +88,8 @@ def _other_roles(
         return _unless_evident(openinference.classify(span), span, operation), openinference.NAME
     if lf_type is not None:
         return _unless_evident(langfuse.classify(span), span, operation), langfuse.NAME
+    if mlflow_type is not None:
+        return _unless_evident(mlflow.classify(span), span, operation), mlflow.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME
     role = adk.classify(span)  # legacy-schema names (invocation, call_llm)

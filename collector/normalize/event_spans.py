@@ -5,13 +5,15 @@ below the call they belong to: BeeAI's OpenInference instrumentation writes a fa
 tool's ``error`` event as a TOOL span under the tool, and its ``final_answer`` event as
 an AGENT span under the agent. Such a span is no call: it lasts no time, has no
 children, sits directly below a span of its own role (agents and workflows alike) and
-records none of that role's identity itself (a tool's name, a model, an agent's name).
+records none of that role's identity itself (a tool's name, a model, an agent's name;
+Langfuse and MLflow name their tools by span name, so theirs are never events).
 It is looked through, so it is neither a step nor a hop. (A streaming model call's
 per-token spans have the same shape.)
 """
 
 from __future__ import annotations
 
+from collector.normalize.conventions import langfuse, mlflow
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, Role
 from collector.normalize.steps import MODEL_KEYS, recorded_agent_name
@@ -20,6 +22,9 @@ from collector.normalize.tree import SpanTree
 from collector.normalize.values import first
 
 EVENT_ROLES = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW})
+# What names a tool span: a name attribute, or a convention whose tools are named by
+# their span name (Langfuse and MLflow observations: the type is on every one).
+_TOOL_IDENTITY = (*TOOL_NAME_KEYS, langfuse.TYPE, mlflow.SPAN_TYPE)
 
 
 def is_event_span(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
@@ -34,8 +39,10 @@ def is_event_span(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings 
     if above is not role and not (role in AGENTIC and above in AGENTIC):
         return False
     attributes = span.attributes
-    if role is Role.TOOL:
-        return first(attributes, TOOL_NAME_KEYS) is None
+    if role is Role.TOOL:  # no tool name of its own (a user's mapping's too)
+        if mappings is not None and mappings.tool_name and mappings.tool_name in attributes:
+            return False
+        return first(attributes, _TOOL_IDENTITY) is None
     if role is Role.LLM:
         return first(attributes, MODEL_KEYS) is None
     return recorded_agent_name(span, mappings) is None

@@ -91,7 +91,11 @@ def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
             for answer in answers:
                 if answer.call_id == call.call_id:
                     return answer
-        return answers[k] if k < len(answers) else None  # answers follow the calls' order
+        if k >= len(answers):
+            return None
+        found = answers[k]  # answers follow the calls' order, unless an id says otherwise
+        conflict = call.call_id is not None and found.call_id not in (None, call.call_id)
+        return None if conflict else found
     return None
 
 

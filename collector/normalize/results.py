@@ -65,7 +65,11 @@ _ERROR_OPENING = re.compile(
     r"\A\s*(?:(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
     # The sentence frameworks hand the model instead of a failed tool's result (the OpenAI
     # Agents SDK: "An error occurred while running the tool. Please try again.").
-    r"|(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred\b)"
+    r"|(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred(?: while| during| when|[.:!]|\s*$)"
+    # A text that opens by saying something failed, whose next sentence opens with an
+    # error word up to a colon (Haystack's ToolInvoker: "Failed to invoke Tool `refund`
+    # with parameters {...}. Error: RefundWindowExpired: ...").
+    r"|Failed to\b[^\n]{0,2000}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
 )
 _TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
 # Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
@@ -86,8 +90,10 @@ class ToolResult(NamedTuple):
 NO_RESULT = ToolResult(None)
 
 
-def parse_result(value: AttrValue) -> ToolResult:
-    """Parse one result attribute; see the module docstring for what is unwrapped."""
+def parse_result(value: AttrValue, tool: str | None = None) -> ToolResult:
+    """Parse one result attribute; see the module docstring for what is unwrapped. A
+    function response is unwrapped only for the ``tool`` it names (a tool's own result
+    may have ``id``, ``name`` and ``response`` fields too)."""
     if value is None:
         return NO_RESULT
     if not isinstance(value, str):
@@ -101,6 +107,10 @@ def parse_result(value: AttrValue) -> ToolResult:
         obj = fields_repr(value)
     if obj is INVALID:
         return ToolResult(value, None, error_text(value))
+    if tool is not None:
+        answered = _function_response(obj, tool)
+        if answered is not None:
+            return answered
     return result_of(obj)
 
 
@@ -109,15 +119,15 @@ def can_defer(raw: str, call_id_known: bool) -> bool:
     (``_error_hint``), nor a call id unless the span records its own
     (``call_id_known``: then the result's is never asked), so that only its value is
     left to parse. Text with an escape that could spell a letter is never deferred."""
-    if _error_hint(raw) or (not call_id_known and _names_call_id(raw)):
-        return False
+    if _error_hint(raw) or (not call_id_known and _names_call_id(raw)) or '"response"' in raw:
+        return False  # (a function response is unwrapped knowing its tool: parsed now)
     return "\\" not in raw or _LETTER_ESCAPE.search(raw) is None
 
 
 def _names_call_id(raw: str) -> bool:
     """Whether ``raw`` may carry a call id: a tool message's or call record's
-    (``tool_call_id``, ``tool_id``) or a function response's (``id`` beside ``response``)."""
-    return ("tool_" in raw and any(key in raw for key in _CALL_ID_KEYS)) or '"response"' in raw
+    (``tool_call_id``, ``tool_id``)."""
+    return "tool_" in raw and any(key in raw for key in _CALL_ID_KEYS)
 
 
 def _error_hint(raw: str) -> bool:
@@ -135,6 +145,7 @@ def _error_hint(raw: str) -> bool:
         or ("x" in raw and _word_hint(raw, "xception"))
         or "rror occurred" in raw
         or "rror has occurred" in raw
+        or "Failed to" in raw
     )
 
 
@@ -193,9 +204,6 @@ def result_of(obj: Any) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
-    answered = _function_response(obj)
-    if answered is not None:
-        return answered
     if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
     if isinstance(obj, list):
@@ -341,14 +349,14 @@ def _from_tool_message(fields: dict[str, Any]) -> ToolResult:
     return ToolResult(content, call_id, error)
 
 
-def _function_response(obj: Any) -> ToolResult | None:
-    """A whole function response (module docstring): the tool's name and a ``response``
-    object, no key that a function response does not have. What it holds, unwrapped, with
-    the error it reports and ``id`` as the call id."""
+def _function_response(obj: Any, tool: str) -> ToolResult | None:
+    """A whole function response (module docstring) of ``tool``: its name and a
+    ``response`` object, no key that a function response does not have. What it holds,
+    unwrapped, with the error it reports and ``id`` as the call id."""
     if not isinstance(obj, dict) or not obj.keys() <= _FUNCTION_RESPONSE_KEYS:
         return None
     name, response = obj.get("name"), obj.get("response")
-    if not isinstance(name, str) or not name or not isinstance(response, dict):
+    if name != tool or not isinstance(response, dict):
         return None
     if len(response) == 1 and "result" in response:
         inner = response["result"]

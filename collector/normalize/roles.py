@@ -31,6 +31,7 @@ LANGSMITH = "langsmith"
 GOOGLE_ADK = "google_adk"
 STRANDS = "strands"
 LANGFUSE = "langfuse"
+MLFLOW = "mlflow"
 CUSTOM = "custom"
 CONVENTION_ORDER = (
     OTEL_GENAI,
@@ -41,5 +42,6 @@ CONVENTION_ORDER = (
     GOOGLE_ADK,
     STRANDS,
     LANGFUSE,
+    MLFLOW,
     CUSTOM,
 )

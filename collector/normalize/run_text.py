@@ -7,7 +7,10 @@ the model's prompt (and parse its reply) record the user's words only inside tha
 template; when the run root records its input (or output) as an object, the field of
 it that appears verbatim in the model's text is the run's input (or output): the
 first such field for the input, the last for the output (the answer, not the
-reasoning before it). No template syntax is assumed.
+reasoning before it); a plain-text output the run records that stands verbatim inside
+the model's last reply, and is not all of it, is the output (a code agent's
+``final_answer("...")``: the framework handed that part of the reply back). No template
+syntax is assumed.
 """
 
 from __future__ import annotations
@@ -67,11 +70,30 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
         if found is None:
             return None
         narrowed = _fields_inside(run_spans, openinference.OUTPUT_VALUE, found)
-        return narrowed[-1] if narrowed else found
+        if narrowed:
+            return narrowed[-1]
+        return _answer_inside(run_spans, found) or found
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_OUTPUT_FALLBACK, span)
         if found:
             return found
+    return None
+
+
+def _answer_inside(run_spans: Sequence[Span], reply: str) -> str | None:
+    """The plain text a run span records as its output (``output.value``), when it stands
+    verbatim inside the model's last reply and is not all of it: the model wrote its
+    answer inside text of its own format (reasoning, then code that hands the answer
+    back, ``final_answer("...")``), and the framework returned that part. The plain-text
+    counterpart of an object field found in the reply (``_fields_inside``); a recorded
+    object (a whole graph state) is not parsed for it."""
+    for span in run_spans:
+        found = text(span.attributes.get(openinference.OUTPUT_VALUE))
+        if not found or found.lstrip()[:1] in ("{", "["):
+            continue
+        answer = found.strip()
+        if answer and answer != reply.strip() and answer in reply:
+            return answer
     return None
 
 
@@ -98,7 +120,16 @@ def recorded_outputs(run_spans: Sequence[Span], output: str | None) -> list[str]
 
 
 def _from_layers(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> str | None:
-    for span in llm.spans:
+    """The first layer's text (outermost first); for the reply, a layer that recorded the
+    exchange (the request's messages as well) is asked before one that recorded a reply
+    alone: a wrapper that records no request may write a summary of the framework's
+    return value (a key of it) as the "completion", and the layer that recorded the
+    request is the one that saw the provider's answer."""
+    spans = llm.spans
+    if readers is conventions.LLM_OUTPUT and len(spans) > 1:
+        complete = [s for s in spans if conventions.first_text(conventions.LLM_INPUT, s)]
+        spans = complete + [s for s in spans if s not in complete]
+    for span in spans:
         found = conventions.first_text(readers, span)
         if found:
             return found

@@ -2,11 +2,13 @@
 
 Precedence (by key, whichever span holds it): the user's mapping →
 ``gen_ai.conversation.id`` → ADK legacy ``gcp.vertex.agent.session_id`` →
-``session.id`` → ``traceloop.association.properties.session_id|thread_id|conversation_id``
-→ ``langsmith.metadata.session_id|thread_id|conversation_id`` →
-``ai.telemetry.metadata.sessionId`` → ``ai.settings.context.sessionId`` (every user
-namespace with the same spellings, ``values.SESSION_LEAVES``) → OpenInference ``metadata``
-JSON (``session_id|conversation_id|thread_id``), parsed only if nothing else matched.
+``session.id`` → ``traceloop.association.properties.<leaf>`` →
+``langsmith.metadata.<leaf>`` → ``ai.telemetry.metadata.<leaf>`` →
+``ai.settings.context.<leaf>``, each namespace with the leaves ``session_id``,
+``sessionId``, ``thread_id``, ``threadId``, ``conversation_id``, ``conversationId`` in
+that order (``values.SESSION_LEAVES``) → OpenInference ``metadata`` JSON
+(``session_id|conversation_id|thread_id``), parsed only if nothing else matched. A
+value written as the text ``null`` / ``None`` is no id.
 
 Caveats users see: pydantic-ai always sets a (random) conversation id; LangGraph
 copies its thread id into ``session.id`` even for one-shot runs.

@@ -119,14 +119,15 @@ def _unparsed(call: RequestedCall) -> bool:
 def _calls_from_next_history(llm: LlmCall, later: LlmCall) -> None:
     """A model call whose recorded requests are garbled (argument text that is no JSON:
     several calls' arguments run together into one) takes them from the next model
-    call's input history: the assistant message there holding the first request's id."""
-    first_id = llm.calls[0].call_id
-    if first_id is None:
-        return
+    call's input history: the assistant message there whose first request has the same
+    id and tool name, when the same agent made both calls."""
+    first_call = llm.calls[0]
+    if first_call.call_id is None or later.step.agent != llm.step.agent:
+        return  # (the next model call of another agent holds another conversation)
     messages = history_of(later)
     for m in range(len(messages) - 1, -1, -1):  # (mypyc: no reversed() here)
         calls = messages[m].calls
-        if any(call.call_id == first_id for call in calls):
+        if calls and calls[0].call_id == first_call.call_id and calls[0].name == first_call.name:
             if not any(_unparsed(call) for call in calls):
                 llm.calls, llm.matched = list(calls), [False] * len(calls)
             return

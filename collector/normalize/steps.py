@@ -6,15 +6,15 @@ construction costs ~60 % more, once per span in the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from collector.core.records import AttrValue, Span
-from collector.normalize.arguments import bind, chosen, parse_arguments
+from collector.normalize.arguments import Arguments, bind, by_position, chosen, parse_arguments
 from collector.normalize.conventions import (
     genai,
     langfuse,
     langsmith,
+    mlflow,
     openinference,
     traceloop,
     vercel,
@@ -24,9 +24,8 @@ from collector.normalize.join import Joined
 from collector.normalize.mappings import Mappings
 from collector.normalize.messages import RequestedCall
 from collector.normalize.results import load_value, may_be_none
-from collector.normalize.roles import Role
 from collector.normalize.step_records import duration_s, new_lazy, new_step
-from collector.normalize.tools import ToolDraft, single_parameter
+from collector.normalize.tools import ToolDraft, parameter_names, single_parameter
 from collector.normalize.values import first, integer, scalar_text
 from evaluators.trajectory import Step, StepKind
 
@@ -70,19 +69,6 @@ def agent_name(span: Span, mappings: Mappings | None) -> str:
     return span.name
 
 
-def unnamed_wrapper(
-    spans: Sequence[Span], outer: int, inner: int, roles: Sequence[Role], mappings: Mappings | None
-) -> bool:
-    """An agent span that records no agent name (only its span name: a crew's or a
-    runner's ``invoke_agent`` without ``gen_ai.agent.name``) around the one agent that
-    does is the same run, not a hop into it: the named one is the run's agent."""
-    return (
-        roles[inner] is Role.AGENT
-        and recorded_agent_name(spans[outer], mappings) is None
-        and recorded_agent_name(spans[inner], mappings) is not None
-    )
-
-
 def node_name(span: Span) -> str:
     """A LangGraph node's name (Traceloop keeps it in the entity name, others in the span name)."""
     return traceloop.node_name(span) or span.name
@@ -107,10 +93,14 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
         if isinstance(value, str) and value and value != _UNKNOWN_MODEL:
             model = value
             break
+    if model is None and mlflow.MODEL in attributes:  # JSON-quoted
+        model = mlflow.model(span)
     tokens_in = integer(first(attributes, INPUT_TOKEN_KEYS))
     tokens_out = integer(first(attributes, OUTPUT_TOKEN_KEYS))
     if tokens_in is None and tokens_out is None and langfuse.USAGE in attributes:
         tokens_in, tokens_out = langfuse.tokens(span)
+    if tokens_in is None and tokens_out is None and mlflow.USAGE in attributes:
+        tokens_in, tokens_out = mlflow.tokens(span)
     start, duration, error = span.start_unix_nano, duration_s(span), span_error(span)
     return new_step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None,
                     None, error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip
@@ -134,6 +124,13 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
             args = bind(arguments, _single_parameter(draft, joined))
         elif args is None and request is not None:  # span without arguments (ADK/Strands)
             args, raw_args = request.args, request.raw_args
+        elif arguments.positional:
+            args = _positional(
+                arguments,
+                draft.name,
+                draft.span.attributes.get(openinference.TOOL_PARAMETERS),
+                _definitions(joined),
+            )
         else:
             args = chosen(arguments, request.args if request is not None else None)
     result: Any
@@ -168,12 +165,29 @@ def load_arguments(deferred: DeferredArguments) -> Any:
     """The value ``tool_step`` would have given deferred argument text (never None:
     ``arguments.can_defer``)."""
     arguments = parse_arguments(deferred.raw)
+    if arguments.positional:
+        return _positional(arguments, deferred.name, deferred.parameters, deferred.definitions)
     if arguments.bare:
         parameter = _parameter_of(
             deferred.name, deferred.requested, deferred.parameters, deferred.definitions
         )
         return bind(arguments, parameter)
     return chosen(arguments, deferred.requested)
+
+
+def _definitions(joined: Joined) -> AttrValue:
+    llm = joined.llm
+    return llm.span.attributes.get(genai.TOOL_DEFINITIONS) if llm is not None else None
+
+
+def _positional(
+    arguments: Arguments, name: str, parameters: AttrValue, definitions: AttrValue
+) -> Any:
+    """A recorded call with positional values, bound by the tool's declared parameters."""
+    names = parameter_names(parameters, None)
+    if names is None and definitions is not None:
+        names = parameter_names(definitions, name)
+    return by_position(arguments, names)
 
 
 def unexecuted_step(llm: Step, call: RequestedCall) -> Step:

@@ -18,6 +18,7 @@ from collector.normalize.conventions import (
     genai,
     langfuse,
     langsmith,
+    mlflow,
     openinference,
     strands,
     traceloop,
@@ -47,6 +48,7 @@ ARGUMENT_KEYS = (
     langsmith.PROMPT,
     traceloop.TOOL_ARGUMENTS,
     langfuse.INPUT,
+    mlflow.INPUTS,
 )
 RESULT_KEYS = (
     genai.TOOL_RESULT,
@@ -56,8 +58,10 @@ RESULT_KEYS = (
     langsmith.COMPLETION,
     traceloop.ENTITY_OUTPUT,
     langfuse.OUTPUT,
+    mlflow.OUTPUTS,
 )
 _NAME_PREFIXES = ("execute_tool ",)
+_MAX_EXPLANATION = 2000  # characters of output that may stand for a failed call's error
 # A Python callable traced by its method name (``refund.__call__``) is the callable.
 _NAME_SUFFIXES = (".__call__",)
 
@@ -93,6 +97,8 @@ class ToolDraft:
         call_id = first(attributes, CALL_ID_KEYS)
         if call_id is None and langfuse.TOOL_CALL_ID in attributes:  # JSON-quoted metadata
             call_id = langfuse.metadata_text(attributes.get(langfuse.TOOL_CALL_ID))
+        if call_id is None and mlflow.TOOL_CALL_ID in attributes:  # JSON-quoted keyword
+            call_id = mlflow.tool_call_id(span)
         raw_args = first(attributes, ARGUMENT_KEYS)
         raw_result = first(attributes, RESULT_KEYS)
         if mappings is not None:
@@ -119,7 +125,7 @@ class ToolDraft:
         if isinstance(raw_result, str) and can_defer_result(raw_result, own_id):
             self.raw_result = raw_result
         else:
-            self._result = parse_result(raw_result)
+            self._result = parse_result(raw_result, self.name)
         if found is None and self._arguments is not None:
             found = self._arguments.call_id
         if found is None and self._result is not None:
@@ -145,7 +151,7 @@ class ToolDraft:
         """The result, parsed now if it was deferred."""
         found = self._result
         if found is None:
-            found = self._result = parse_result(self.raw_result)
+            found = self._result = parse_result(self.raw_result, self.name)
         return found
 
     @property
@@ -194,12 +200,19 @@ def _name_from_span(name: str) -> str:
 
 def _explained(error: str, output: str) -> str:
     """A failed call's error message, or the call's recorded output when that output is
-    plain text (no JSON) that states the same message and more (a wrapper's explanation
-    with its causes: ``ToolError: Tool Error`` then ``StoreError: RefundWindowExpired``)."""
+    a short plain text (no JSON) whose first line states the message and that says more
+    (a wrapper's explanation with its causes: ``ToolError: Tool Error`` then
+    ``StoreError: RefundWindowExpired: …``). A generic or one-word message (``error``, an
+    exception type) is no evidence that the output explains it."""
     shown = output.strip()
-    if len(shown) <= len(error) or error not in shown or parse_json(shown) is not INVALID:
-        return error  # (structured output is read as a result, ``results``)
-    return shown
+    if (
+        " " not in error.strip()
+        or len(shown) <= len(error)
+        or len(shown) > _MAX_EXPLANATION
+        or error not in shown.split("\n", 1)[0]
+    ):
+        return error
+    return error if parse_json(shown) is not INVALID else shown  # (JSON: a result)
 
 
 def _mapped(attributes: Mapping[str, AttrValue], key: str | None, default: AttrValue) -> AttrValue:
@@ -224,6 +237,25 @@ def single_parameter(schema_or_definitions: AttrValue, tool_name: str | None) ->
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if isinstance(properties, dict) and len(properties) == 1:
         return str(next(iter(properties)))
+    return None
+
+
+def parameter_names(schema_or_definitions: AttrValue, tool_name: str | None) -> list[str] | None:
+    """The parameters' names in declared order: a JSON schema's ``properties``, a tool
+    definition's for ``tool_name``, or a bare map of parameter name to its schema (every
+    value an object with a ``type``: smolagents' ``tool.parameters``)."""
+    parsed = structured(schema_or_definitions) if schema_or_definitions is not None else None
+    if parsed is None or parsed is INVALID:
+        return None
+    definitions = as_list(parsed)
+    schema = parsed if definitions is None else _definition_schema(definitions, tool_name)
+    if not isinstance(schema, dict):
+        return None
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        return [str(key) for key in properties]
+    if schema and all(isinstance(v, dict) and "type" in v for v in schema.values()):
+        return [str(key) for key in schema]
     return None
 
 

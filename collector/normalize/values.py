@@ -38,10 +38,10 @@ _MAX_DEPTH = 32
 SESSION_LEAVES: Final = (
     "session_id",
     "sessionId",
-    "conversation_id",
-    "conversationId",
     "thread_id",
     "threadId",
+    "conversation_id",
+    "conversationId",
 )
 
 

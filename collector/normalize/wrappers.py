@@ -15,15 +15,26 @@ is the evidence, not the name: its model calls requested a call (id and tool nam
 that a sibling tool span executed. The siblings of the same name under that parent
 are the same wrapper (the loop's last model run requests no tool), so the verdict is
 per (parent, name).
+
+**Agent spans that name no agent, inside one that does.** An agent span whose
+attributes record no agent name and whose span name is only its GenAI operation
+(``invoke_agent``: the form the GenAI conventions prescribe when the name is unknown)
+names nothing to hop to. Below an agent the walk is already in, it is that agent's own
+work (OpenLIT writes the OpenAI Agents SDK's per-model-step ``turn`` spans, which it
+does not know, as bare ``invoke_agent``): looked through, its children stay that
+agent's. The mirror of ``unnamed_wrapper`` (such a span *around* the named agent).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from collector.core.records import Span
 from collector.normalize import conventions
 from collector.normalize.conventions import genai
-from collector.normalize.roles import AGENTIC, Role
+from collector.normalize.mappings import Mappings
+from collector.normalize.roles import AGENTIC, LANGFUSE, Role
+from collector.normalize.steps import recorded_agent_name
 from collector.normalize.tools import CALL_ID_KEYS, NAME_KEYS
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import first, scalar_text, text
@@ -44,6 +55,24 @@ def wraps_work(
     if genai.OPERATION not in tree.spans[i].attributes:
         return False
     return work(i, 0) != 0 or layer_above(i, Role.LLM) is not None
+
+
+def not_a_hop(
+    tree: SpanTree,
+    roles: list[Role],
+    work: Callable[[int, int], int],
+    i: int,
+    *,
+    memo: dict[tuple[int, str], bool],
+    family: str,
+) -> bool:
+    """Whether agent span ``i`` (not the agent root) is no hop: the loop's model step
+    (``is_model_wrapper``), or a Langfuse ``agent`` observation with no work below it
+    (Langfuse's LangChain handler types any chain whose name or class path says "agent"
+    an agent: AgentExecutor's ``RunnableAssign<agent_scratchpad>``, its output parser)."""
+    if family == LANGFUSE and work(i, 0) == 0:
+        return True
+    return is_model_wrapper(tree, roles, work, i, memo)
 
 
 def is_model_wrapper(
@@ -101,3 +130,36 @@ def _model_calls_below(tree: SpanTree, roles: list[Role], top: int) -> list[int]
         found.extend(i for i in below if roles[i] is Role.LLM)
         level = [i for i in below if roles[i] is not Role.LLM]
     return found
+
+
+def unnamed_wrapper(
+    tree: SpanTree,
+    roles: list[Role],
+    work: Callable[[int, int], int],
+    outer: int,
+    *,
+    inner: int,
+    mappings: Mappings | None,
+) -> bool:
+    """An agent span that records no agent name (only its span name: a crew's or a
+    runner's ``invoke_agent`` without ``gen_ai.agent.name``) around the one agent that
+    does, with no work of its own beside it, is the same run, not a hop into it: the
+    named one is the run's agent."""
+    if roles[inner] is not Role.AGENT:
+        return False
+    spans = tree.spans
+    if recorded_agent_name(spans[outer], mappings) is not None:
+        return False
+    if recorded_agent_name(spans[inner], mappings) is None:
+        return False
+    on_path = inner if tree.parent[inner] == outer else tree.parent[inner]
+    return all(work(kid, 0) == 0 for kid in tree.children(outer) if kid != on_path)
+
+
+def anonymous_agent(span: Span, mappings: Mappings | None) -> bool:
+    """Whether an agent span names no agent: no agent-name attribute, and a span name
+    that is empty or only its GenAI operation (module docstring)."""
+    if recorded_agent_name(span, mappings) is not None:
+        return False
+    operation = text(span.attributes.get(genai.OPERATION))
+    return not span.name.strip() or (operation is not None and span.name.strip() == operation)

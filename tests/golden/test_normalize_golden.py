@@ -80,6 +80,10 @@ CAPTURED = {
     "langgraph-langfuse",
     "beeai-openinference",
     "vercel-ai-sdk-agent",
+    "haystack-traceloop",
+    "langgraph-mlflow",
+    "smolagents-code-openinference",
+    "openai-agents-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -98,10 +102,19 @@ AGENT_NAME_NOT_RECORDED = {
     "llamaindex-openinference",
     "llamaindex-traceloop",
     "openai-agents-logfire",  # only under a bare ``name`` on a span no convention reads
+    "haystack-traceloop",
+    "smolagents-code-openinference",
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).
-CALL_IDS_NOT_RECORDED = {"dspy-openinference", "google-genai-afc-otel"}
+CALL_IDS_NOT_RECORDED = {
+    "dspy-openinference",
+    "google-genai-afc-otel",
+    "smolagents-code-openinference",  # the calls are Python source the model wrote
+}
+# Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
+# last of several tool calls of one Responses-API reply, and tool spans without ids.
+CALL_IDS_LOST = {("openai-agents-openlit", "parallel_calls")}
 # One model span covers the whole automatic-function-calling loop (the requests inside
 # it have no span of their own): the count of model requests is not recorded.
 MODEL_LOOP_IN_ONE_SPAN = {"google-genai-afc-otel"}
@@ -291,7 +304,7 @@ def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, sce
     for trace_id in turn_trace_ids(expected):
         trajectory = normalize(traces[trace_id])
         counts.append(sum(step.kind is StepKind.LLM for step in trajectory.steps))
-        if framework not in CALL_IDS_NOT_RECORDED:
+        if framework not in CALL_IDS_NOT_RECORDED and (framework, scenario) not in CALL_IDS_LOST:
             assert all(step.call_id for step in trajectory.tool_calls)
     if (framework in MODEL_LOOP_IN_ONE_SPAN and scenario != "multi_turn") or (
         framework in MODEL_CALLS_IN_ONE_SPAN

@@ -25,6 +25,7 @@ from collector.normalize.conventions import (
     langfuse,
     langsmith,
     mastra,
+    mlflow,
     openinference,
     strands,
     traceloop,
@@ -45,6 +46,7 @@ FAMILIES = (
     strands,
     mastra,
     langfuse,
+    mlflow,
     genai_events,
 )
 
@@ -56,6 +58,7 @@ REQUESTED_CALLS: tuple[CallsReader, ...] = (
     adk.requested_calls,
     langsmith.requested_calls,
     langfuse.requested_calls,
+    mlflow.requested_calls,
     traceloop.requested_calls,
     genai_events.requested_calls,
 )
@@ -66,6 +69,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     adk.llm_input,
     langsmith.llm_input,
     langfuse.llm_input,
+    mlflow.llm_input,
     genai_events.llm_input,
 )
 LLM_OUTPUT: tuple[TextReader, ...] = (
@@ -76,6 +80,7 @@ LLM_OUTPUT: tuple[TextReader, ...] = (
     adk.llm_output,
     langsmith.llm_output,
     langfuse.llm_output,
+    mlflow.llm_output,
     traceloop.llm_output,
     genai_events.llm_output,
 )
@@ -88,6 +93,7 @@ RUN_INPUT: tuple[TextReader, ...] = (
     langsmith.run_input,
     mastra.run_input,
     langfuse.run_input,
+    mlflow.run_input,
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
@@ -102,6 +108,7 @@ RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (
     openinference.run_output,
     langsmith.run_output,
     langfuse.run_output,
+    mlflow.run_output,
 )
 
 

@@ -48,6 +48,9 @@ _ROLES = {
 }
 _MAX_EVENTS = 4096
 _BODY = "body"  # where ``log_join`` keeps a body that is not a map
+# The last ``events`` text parsed, and what it gave (one entry: swapped whole, so safe
+# across threads; identity, not equality, so no text is compared).
+_LAST_PARSED: list[tuple[object, Any]] = [(None, None)]
 
 
 def _events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:
@@ -63,7 +66,12 @@ def _events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:
     raw = span.attributes.get(EMBEDDED)
     if not isinstance(raw, str) or raw[:1] != "[" or '"event.name"' not in raw:
         return []
-    items = parse_json(raw)
+    last = _LAST_PARSED[0]  # each reader asks again: parse the same text once
+    if last[0] is raw:
+        items = last[1]
+    else:
+        items = parse_json(raw)
+        _LAST_PARSED[0] = (raw, items)
     if not isinstance(items, list):
         return []
     return [

@@ -121,6 +121,35 @@ def test_dspy_capture_arguments_come_out_of_the_kwargs_envelope() -> None:
     )
 
 
+SMOL_SCHEMA = json.dumps({"invoice_id": {"type": "integer"}, "track_id": {"type": "integer"}})
+
+
+@pytest.mark.parametrize(
+    ("recorded", "parameters", "args"),
+    [  # a code agent's model wrote ``refund(9, track_id=3)`` (smolagents' Tool.__call__)
+        ({"args": [9], "sanitize_inputs_outputs": False, "kwargs": {"track_id": 3}},
+         SMOL_SCHEMA, {"invoice_id": 9, "track_id": 3}),
+        ({"args": [9, 3], "kwargs": {}},
+         json.dumps({"type": "object", "properties": json.loads(SMOL_SCHEMA)}),
+         {"invoice_id": 9, "track_id": 3}),
+        # without the names, or with too few of them, the call stays as recorded
+        ({"args": [9, 3], "kwargs": {}}, None, {"args": [9, 3], "kwargs": {}}),
+        ({"args": [9, 3, 1], "kwargs": {}}, SMOL_SCHEMA, {"args": [9, 3, 1], "kwargs": {}}),
+        # agno records the arguments themselves under tool.parameters: no names there
+        ({"args": [9, 3], "kwargs": {}}, json.dumps({"invoice_id": 9, "track_id": 3}),
+         {"args": [9, 3], "kwargs": {}}),
+    ],
+)  # fmt: skip
+def test_positional_values_of_a_recorded_call_bind_to_the_declared_parameters(
+    recorded: dict[str, Any], parameters: str | None, args: dict[str, Any]
+) -> None:
+    attrs = {"tool.name": "refund", "input.value": json.dumps(recorded)}
+    if parameters is not None:
+        attrs["tool.parameters"] = parameters
+    trajectory = run(genai_agent(), oi(2, "SimpleTool", "TOOL", parent=1, **attrs))
+    assert trajectory.tool_calls[0].args == args
+
+
 # --- framework-internal tools --------------------------------------------------------------
 
 
@@ -231,6 +260,35 @@ def test_a_templated_prompt_yields_the_run_field_it_contains() -> None:
            "llm.output_messages.0.message.content": reply}  # fmt: skip
     trajectory = run(span(1, "Module.forward", root), oi(2, "LM", "LLM", parent=1, **llm))
     assert (trajectory.input, trajectory.output) == ("refund 9", "Refunded.")
+
+
+def code_answer_run(recorded: str) -> Trajectory:
+    """A code agent's run: the model's last reply is reasoning and code that hands the
+    answer back; the agent span records ``recorded`` as the run's output."""
+    reply = 'Thought: I can answer.\n<code>\nfinal_answer("Refunded, id 7.")\n'
+    agent = oi(1, "agent.run", "AGENT", **{"input.value": "refund 9", "output.value": recorded})
+    llm = {"llm.output_messages.0.message.role": "assistant",
+           "llm.output_messages.0.message.content": reply}  # fmt: skip
+    return run(agent, oi(2, "Model.generate", "LLM", parent=1, **llm))
+
+
+@pytest.mark.parametrize(
+    ("recorded", "output"),
+    [
+        ("Refunded, id 7.", "Refunded, id 7."),  # the part of the reply handed back
+        ("Refund refused.", 'Thought: I can answer.\n<code>\nfinal_answer("Refunded, id 7.")\n'),
+    ],
+)
+def test_a_run_output_inside_the_last_reply_is_the_answer(recorded: str, output: str) -> None:
+    assert code_answer_run(recorded).output == output
+
+
+def test_smolagents_code_agent_capture_answers_the_final_answer_text() -> None:
+    trajectory = captured("smolagents-code-openinference", "correct")
+    assert trajectory.output == (
+        "Done! I refunded one copy of 'Comfortably Numb' ($0.99) from invoice 1042. "
+        "Refund id RF-1042-3158."
+    )
 
 
 def test_content_block_replies_are_read() -> None:

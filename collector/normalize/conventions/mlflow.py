@@ -1,0 +1,198 @@
+"""MLflow Tracing's span attributes, as its OTLP export sends them: ``mlflow.span*``.
+
+MLflow (3.x, ``mlflow`` / ``mlflow-tracing``) records every span with
+``mlflow.spanType`` (``LLM``, ``CHAT_MODEL``, ``CHAIN``, ``AGENT``, ``TOOL``,
+``RETRIEVER``, ``PARSER``, ``EMBEDDING``, ``RERANKER``, ``MEMORY``, ``UNKNOWN``,
+``WORKFLOW``, ``TASK``, ``GUARDRAIL``, ``EVALUATOR``), ``mlflow.spanInputs`` /
+``mlflow.spanOutputs`` and every other attribute JSON-encoded (a string arrives quoted:
+``"\\"CHAIN\\""``). Model spans add ``mlflow.llm.model`` and token counts as the JSON
+object ``mlflow.chat.tokenUsage`` (``{"input_tokens", "output_tokens", "total_tokens"}``).
+
+What its autologgers write there (observed with mlflow 3.17.2's LangChain and OpenAI
+autolog on a LangGraph agent): a chat model's input is ``{"messages": [...]}`` in
+OpenAI's shape, its output ``{"choices": [{"message": {...tool_calls}}]}`` (the OpenAI
+client's span: the raw Chat Completions response); a tool's input is the arguments
+object and its output the serialized ``ToolMessage`` (``status`` ``error`` for a handled
+failure); a chain's input/output are the graph state. LangChain's callback keywords
+become attributes under their own bare names: ``metadata`` (the run metadata,
+``langgraph_node``, ``lc_agent_name``, ``thread_id``) and a tool's ``tool_call_id``.
+Nothing here is read unless ``mlflow.spanType`` marks the span.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector.core.records import Span
+from collector.normalize.messages import (
+    ASSISTANT_ROLES,
+    USER_ROLES,
+    RequestedCall,
+    last_text,
+    message_list,
+    openai_tool_call,
+    role_of,
+    text_of,
+)
+from collector.normalize.roles import Role
+from collector.normalize.values import INVALID, integer, parse_json, structured
+
+NAME = "mlflow"
+SPAN_TYPE = "mlflow.spanType"
+INPUTS = "mlflow.spanInputs"
+OUTPUTS = "mlflow.spanOutputs"
+MODEL = "mlflow.llm.model"
+USAGE = "mlflow.chat.tokenUsage"
+METADATA = "metadata"  # LangChain run metadata (also OpenInference's key)
+TOOL_CALL_ID = "tool_call_id"  # LangChain's on_tool_start keyword, JSON-quoted
+
+KEYS = (SPAN_TYPE, INPUTS, OUTPUTS, MODEL, USAGE, METADATA, TOOL_CALL_ID)
+PREFIXES: tuple[str, ...] = ()
+
+_MODEL_TYPES = frozenset({"LLM", "CHAT_MODEL"})
+_ROLES = {
+    "LLM": Role.LLM,
+    "CHAT_MODEL": Role.LLM,
+    "TOOL": Role.TOOL,
+    "AGENT": Role.AGENT,
+    "CHAIN": Role.CHAIN,
+    "WORKFLOW": Role.CHAIN,  # a traced function around the work: plumbing unless it holds work
+    "TASK": Role.CHAIN,
+    "UNKNOWN": Role.CHAIN,
+    "PARSER": Role.CHAIN,
+}
+_MAX_DEPTH = 8
+
+
+def span_type(span: Span) -> str | None:
+    """``mlflow.spanType`` unquoted (MLflow JSON-encodes every attribute value)."""
+    return quoted_text(span.attributes.get(SPAN_TYPE))
+
+
+def quoted_text(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    if value[0] != '"':
+        return value
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, str) and parsed else None
+
+
+def classify(span: Span) -> Role | None:
+    kind = span_type(span)
+    if kind is None:
+        return None
+    if kind in ("CHAIN", "AGENT") and _is_graph_node(span):
+        return Role.NODE
+    return _ROLES.get(kind, Role.OTHER)  # retriever, embedding, memory, guardrail …
+
+
+def _metadata(span: Span) -> dict[str, Any] | None:
+    value = span.attributes.get(METADATA)
+    if not isinstance(value, str) or "langgraph_node" not in value:
+        return None
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _is_graph_node(span: Span) -> bool:
+    metadata = _metadata(span)
+    return metadata is not None and metadata.get("langgraph_node") == span.name
+
+
+def _parsed(span: Span, key: str) -> Any:
+    value = span.attributes.get(key)
+    if value is None:
+        return None
+    parsed = structured(value)
+    return None if parsed is INVALID else parsed
+
+
+def _is_model(span: Span) -> bool:
+    return span_type(span) in _MODEL_TYPES
+
+
+def model(span: Span) -> str | None:
+    return quoted_text(span.attributes.get(MODEL)) if _is_model(span) else None
+
+
+def tool_call_id(span: Span) -> str | None:
+    return quoted_text(span.attributes.get(TOOL_CALL_ID)) if span_type(span) == "TOOL" else None
+
+
+def requested_calls(span: Span) -> list[RequestedCall] | None:
+    if not _is_model(span):
+        return None
+    calls: list[RequestedCall] = []
+    for item in _tool_call_items(_reply(_parsed(span, OUTPUTS)), 0):
+        made = openai_tool_call(item)
+        if made is not None:
+            calls.append(made)
+    return calls
+
+
+def _reply(output: Any) -> Any:
+    """The assistant message of a Chat Completions-shaped output (first choice)."""
+    if isinstance(output, dict):
+        choices = output.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            return choices[0].get("message", choices[0])
+    return output
+
+
+def _tool_call_items(value: Any, depth: int) -> list[Any]:
+    if depth > _MAX_DEPTH:
+        return []
+    if isinstance(value, dict):
+        calls = value.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            return calls
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return []
+    for child in children:
+        found = _tool_call_items(child, depth + 1)
+        if found:
+            return found
+    return []
+
+
+def _text(value: Any, roles: frozenset[str]) -> str | None:
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict) and message_list(value) is None:
+        return text_of(value) if role_of(value) in roles or role_of(value) is None else None
+    return last_text(value, roles)
+
+
+def llm_input(span: Span) -> str | None:
+    if not _is_model(span):
+        return None
+    return last_text(_parsed(span, INPUTS), USER_ROLES)
+
+
+def llm_output(span: Span) -> str | None:
+    if not _is_model(span):
+        return None
+    return _text(_reply(_parsed(span, OUTPUTS)), ASSISTANT_ROLES)
+
+
+def run_input(span: Span) -> str | None:
+    if span_type(span) is None:
+        return None
+    return _text(_parsed(span, INPUTS), USER_ROLES)
+
+
+def run_output(span: Span) -> str | None:
+    if span_type(span) is None:
+        return None
+    return _text(_parsed(span, OUTPUTS), ASSISTANT_ROLES)
+
+
+def tokens(span: Span) -> tuple[int | None, int | None]:
+    usage = _parsed(span, USAGE)
+    if not isinstance(usage, dict):
+        return None, None
+    return integer(usage.get("input_tokens")), integer(usage.get("output_tokens"))
