@@ -24,8 +24,9 @@ Which spans become steps (docs/adr/0005-normalization.md):
 
 from __future__ import annotations
 
-from collector.core.records import Trace
+from collector.core.records import Span, Trace
 from collector.normalize import conventions
+from collector.normalize.agent_root import find_agent_root
 from collector.normalize.detect import classify
 from collector.normalize.errors import status_error
 from collector.normalize.event_spans import EVENT_ROLES, is_event_span
@@ -55,7 +56,7 @@ from collector.normalize.steps import (
 )
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
-from collector.normalize.wrappers import anonymous_agent, not_a_hop, unnamed_wrapper, wraps_work
+from collector.normalize.wrappers import anonymous_agent, not_a_hop, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -122,7 +123,7 @@ class _Builder:
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.work: dict[int, int] = {}  # ``_work`` memo
-        self.agent_root = self._find_agent_root()
+        self.agent_root = find_agent_root(tree, self.roles, self._work, mappings)
         self.agent = self._root_agent_name()
         self.agents: dict[str, None] = {self.agent: None} if self.agent else {}
         self.items: list[tuple[SortKey, Item]] = []
@@ -131,36 +132,6 @@ class _Builder:
         self.calls: dict[int, LlmCall] = {}  # model span → its call (for layers)
         self.layers_merged = False
         self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
-
-    def _find_agent_root(self) -> int:
-        """Descend from the root through wrappers that hold exactly one agent (ADR 0005)."""
-        tree, roles = self.tree, self.roles
-        current = tree.root
-        for _ in range(_MAX_WRAPPER_DEPTH):
-            found = self._lone_agent(current)
-            if found is None:
-                kids = tree.children(current)
-                if len(kids) != 1 or roles[kids[0]] is not Role.CHAIN:
-                    break
-                # A lone plumbing span between two wrappers is looked through: OpenAI
-                # Agents (OpenInference) nests workflow AGENT → task CHAIN → AGENT.
-                found = self._lone_agent(kids[0])
-                if found is None:
-                    break
-            if roles[current] is Role.AGENT and not unnamed_wrapper(
-                tree, roles, self._work, current, inner=found, mappings=self.mappings
-            ):
-                break
-            current = found
-        return current
-
-    def _lone_agent(self, i: int) -> int | None:
-        """Span ``i``'s only agent/workflow child, if it has no LLM/tool child."""
-        kids = self.tree.children(i)
-        agentic = [kid for kid in kids if self.roles[kid] in AGENTIC]
-        if len(agentic) != 1 or any(self.roles[kid] in _LEAF_ROLES for kid in kids):
-            return None
-        return agentic[0]
 
     def _root_agent_name(self) -> str | None:
         """The agent root's name; an unrecognised root is named only by its attributes."""
@@ -180,8 +151,10 @@ class _Builder:
         error = status_error(root) or status_error(agent_root)
         session = session_id([spans[i] for i in order], self.mappings)
         # Run-level input/output: on the agent root, then the trace root.
-        run_spans = [spans[i] for i in dict.fromkeys((self.agent_root, self.tree.root))]
-        input_text = run_input(run_spans, self.llms, [spans[i] for i in self._path()])
+        run_spans = [spans[self.agent_root]]
+        if self.agent_root != self.tree.root:
+            run_spans.append(spans[self.tree.root])
+        input_text = run_input(run_spans, self.llms, self._path_spans)
         output_text = run_output(run_spans, self.llms)
         if steps and steps[-1].kind is StepKind.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
@@ -252,7 +225,11 @@ class _Builder:
     ) -> tuple[str | None, str | None, str | None]:
         """Record span ``i``'s step, if it is one: (its step id, agent and anchor below it)."""
         span, role = self.tree.spans[i], self.roles[i]
-        if role in EVENT_ROLES and is_event_span(self.tree, self.roles, i, self.mappings):
+        if (
+            span.end_unix_nano == span.start_unix_nano
+            and role in EVENT_ROLES
+            and is_event_span(self.tree, self.roles, i, self.mappings)
+        ):
             return None, agent, anchor  # an event of the call above, written as a span
         key = (span.start_unix_nano, rank, 0)
         step_id = span.span_id.hex()
@@ -280,7 +257,7 @@ class _Builder:
             self.calls[i] = call
             self.items.append((key, call))
         elif role in AGENTIC:
-            own_work = agent is not None and anonymous_agent(span, self.mappings)
+            own_work = agent is not None and self._loop_turn(i, span)
             if own_work or not_a_hop(
                 self.tree, self.roles, self._work, i, memo=self.wrappers, family=self.families[i]
             ):
@@ -334,6 +311,9 @@ class _Builder:
         self.items.append(((when, rank, 0), step))
         return step_id
 
+    def _path_spans(self) -> list[Span]:
+        return [self.tree.spans[i] for i in self._path()]
+
     def _path(self) -> list[int]:
         """The agent root and its ancestors up to the trace root (cycle-safe)."""
         path, i = [], self.agent_root
@@ -368,6 +348,13 @@ class _Builder:
 
     def _wraps(self, i: int) -> bool:
         return wraps_work(self.tree, self._work, self._layer_above, i)
+
+    def _loop_turn(self, i: int, span: Span) -> bool:
+        """An agent span naming no agent inside an agent whose model and tool calls all sit
+        in such spans (none beside them): a turn of that agent's loop (``wrappers``)."""
+        kids = self.tree.children(self.tree.parent[i])
+        leaves = any(self.roles[kid] in _LEAF_ROLES for kid in kids)
+        return not leaves and anonymous_agent(span, self.mappings)
 
     def _work(self, i: int, depth: int) -> int:
         """The one kind of leaf work below span ``i`` (``Role.LLM`` or ``Role.TOOL``), 0 for

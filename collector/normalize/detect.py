@@ -51,12 +51,14 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
     ls_kind = attributes.get(langsmith.SPAN_KIND)
     if ls_kind == "tool":
         return Role.TOOL, langsmith.NAME
-    lf_type = attributes.get(langfuse.TYPE)
-    if lf_type == "tool":
-        return Role.TOOL, langfuse.NAME
-    mlflow_type = attributes.get(mlflow.SPAN_TYPE)
-    if mlflow_type is not None and mlflow.classify(span) is Role.TOOL:
-        return Role.TOOL, mlflow.NAME
+    lf_type = mlflow_type = None  # (neither writes GenAI operations: not asked then)
+    if operation is None:
+        lf_type = attributes.get(langfuse.TYPE)
+        if lf_type == "tool":
+            return Role.TOOL, langfuse.NAME
+        mlflow_type = attributes.get(mlflow.SPAN_TYPE)
+        if mlflow_type is not None and mlflow.classify(span) is Role.TOOL:
+            return Role.TOOL, mlflow.NAME
     return _other_roles(
         span,
         operation,

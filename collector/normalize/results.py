@@ -39,6 +39,7 @@ import re
 from typing import Any, NamedTuple
 
 from collector.core.records import AttrValue
+from collector.normalize.error_text import error_hint, error_text
 from collector.normalize.messages import text_of_content
 from collector.normalize.reprs import (
     fields_repr,
@@ -59,24 +60,9 @@ _FUNCTION_RESPONSE_KEYS = frozenset(
 _ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
 _ERROR_FLAGS = ("is_error", "isError", "error")
 _CONTENT_KEYS = ("content", "result", "text", "output")
-# Plain-text results that open with an error word, up to the first colon:
-# "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …".
-_ERROR_OPENING = re.compile(
-    r"\A\s*(?:(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
-    # The sentence frameworks hand the model instead of a failed tool's result (the OpenAI
-    # Agents SDK: "An error occurred while running the tool. Please try again.").
-    r"|(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred(?: while| during| when|[.:!]|\s*$)"
-    # A text that opens by saying something failed, whose next sentence opens with an
-    # error word up to a colon (Haystack's ToolInvoker: "Failed to invoke Tool `refund`
-    # with parameters {...}. Error: RefundWindowExpired: ...").
-    r"|Failed to\b[^\n]{0,2000}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
-)
 _TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
 # Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
 _LETTER_ESCAPE = re.compile(r"\\[uUxN0-7]")
-_AFTER_ERROR_FIELD = frozenset("\"'\\=")
-_OPENING = frozenset("\"'\\")
-_SPACE_ESCAPES = frozenset("nrtfv")
 
 
 class ToolResult(NamedTuple):
@@ -116,11 +102,11 @@ def parse_result(value: AttrValue, tool: str | None = None) -> ToolResult:
 
 def can_defer(raw: str, call_id_known: bool) -> bool:
     """True when ``parse_result(raw)`` reports no error whatever the text holds
-    (``_error_hint``), nor a call id unless the span records its own
+    (``error_text.error_hint``), nor a call id unless the span records its own
     (``call_id_known``: then the result's is never asked), so that only its value is
     left to parse. Text with an escape that could spell a letter is never deferred."""
-    if _error_hint(raw) or (not call_id_known and _names_call_id(raw)) or '"response"' in raw:
-        return False  # (a function response is unwrapped knowing its tool: parsed now)
+    if error_hint(raw) or (not call_id_known and _names_call_id(raw)) or "response" in raw:
+        return False  # (a function response, JSON or repr, is unwrapped knowing its tool)
     return "\\" not in raw or _LETTER_ESCAPE.search(raw) is None
 
 
@@ -128,56 +114,6 @@ def _names_call_id(raw: str) -> bool:
     """Whether ``raw`` may carry a call id: a tool message's or call record's
     (``tool_call_id``, ``tool_id``)."""
     return "tool_" in raw and any(key in raw for key in _CALL_ID_KEYS)
-
-
-def _error_hint(raw: str) -> bool:
-    """Whether ``raw`` may hold one of the error forms above. Each needs, written in the
-    text, either a field or value that ends in ``error`` right before a closing quote,
-    a backslash (nested JSON) or ``=`` (an object repr's field): ``"error"``,
-    ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
-    ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
-    a quote, a backslash or the text's start, whitespace allowed before it; or the
-    sentence "an error (has) occurred"."""
-    # (One-character searches first: far faster than a word's, and the letters are rare.)
-    return (
-        _word_hint(raw, "rror")
-        or ("R" in raw and _word_hint(raw, "RROR"))
-        or ("x" in raw and _word_hint(raw, "xception"))
-        or "rror occurred" in raw
-        or "rror has occurred" in raw
-        or "Failed to" in raw
-    )
-
-
-def _word_hint(raw: str, word: str) -> bool:
-    """``_error_hint`` for one of (E)rror, (E)RROR, (E)xception, and error."""
-    size = len(raw)
-    at = raw.find(word)
-    while at >= 0:
-        end = at + len(word)
-        if end < size and raw[end] in _AFTER_ERROR_FIELD:
-            return True
-        if at > 0 and raw[at - 1] == "E" and _opens_string(raw, at - 1):
-            return True
-        at = raw.find(word, end)
-    return False
-
-
-def _opens_string(raw: str, at: int) -> bool:
-    """Whether the word at ``at`` may open a string: only identifier characters, then
-    only whitespace (or its escapes, ``\\n``), between it and a quote, a backslash or
-    the start of the text."""
-    i = at - 1
-    while i >= 0 and (raw[i].isalnum() or raw[i] in "_."):
-        i -= 1
-    while i >= 0:
-        if raw[i].isspace():
-            i -= 1
-        elif i > 0 and raw[i] in _SPACE_ESCAPES and raw[i - 1] == "\\":
-            i -= 2
-        else:
-            break
-    return i < 0 or raw[i] in _OPENING
 
 
 def may_be_none(raw: str) -> bool:
@@ -250,11 +186,6 @@ def _nested_call_record(obj: dict[str, Any]) -> ToolResult | None:
         if isinstance(call_id, str) and call_id:
             return ToolResult(inner.value, call_id, inner.error)
     return inner
-
-
-def error_text(text: str) -> str | None:
-    """``text`` itself when it reads as an error report (module docstring), else None."""
-    return text if _ERROR_OPENING.match(text) else None
 
 
 def _flagged_error(obj: Any) -> ToolResult | None:
@@ -353,7 +284,11 @@ def _function_response(obj: Any, tool: str) -> ToolResult | None:
     """A whole function response (module docstring) of ``tool``: its name and a
     ``response`` object, no key that a function response does not have. What it holds,
     unwrapped, with the error it reports and ``id`` as the call id."""
-    if not isinstance(obj, dict) or not obj.keys() <= _FUNCTION_RESPONSE_KEYS:
+    if (
+        not isinstance(obj, dict)
+        or "response" not in obj
+        or not obj.keys() <= _FUNCTION_RESPONSE_KEYS
+    ):
         return None
     name, response = obj.get("name"), obj.get("response")
     if name != tool or not isinstance(response, dict):

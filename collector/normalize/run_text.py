@@ -15,7 +15,7 @@ syntax is assumed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from collector.core.records import Span
@@ -25,13 +25,17 @@ from collector.normalize.join import LlmCall
 from collector.normalize.values import INVALID, parse_json, text
 
 _MAX_FIELDS = 64
+_QUOTES = ('"""', "'''", '"', "'")  # a string literal in code the model wrote
 
 
 def run_input(
-    run_spans: Sequence[Span], llms: Sequence[LlmCall], path: Sequence[Span] = ()
+    run_spans: Sequence[Span],
+    llms: Sequence[LlmCall],
+    path: Callable[[], Sequence[Span]] = tuple,
 ) -> str | None:
-    """The user's request to the run (module docstring). ``path``: the spans from the
-    agent root up to the trace root, plumbing between them included (a task span)."""
+    """The user's request to the run (module docstring). ``path()``: the spans from the
+    agent root up to the trace root, plumbing between them included (a task span);
+    asked only when the model's text is all there is."""
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_INPUT, span)
         if found:
@@ -44,7 +48,7 @@ def run_input(
     narrowed = _fields_inside(run_spans, openinference.INPUT_VALUE, found)
     if narrowed:
         return narrowed[0]
-    return _description_inside(path, found) or found
+    return _description_inside(path(), found) or found
 
 
 def _description_inside(path: Sequence[Span], model_text: str) -> str | None:
@@ -81,19 +85,23 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
 
 
 def _answer_inside(run_spans: Sequence[Span], reply: str) -> str | None:
-    """The plain text a run span records as its output (``output.value``), when it stands
-    verbatim inside the model's last reply and is not all of it: the model wrote its
-    answer inside text of its own format (reasoning, then code that hands the answer
+    """The plain text a run span records as its output (``output.value``), when the
+    model's last reply holds it as a quoted literal and is more than it: the model wrote
+    its answer inside text of its own format (reasoning, then code that hands the answer
     back, ``final_answer("...")``), and the framework returned that part. The plain-text
     counterpart of an object field found in the reply (``_fields_inside``); a recorded
-    object (a whole graph state) is not parsed for it."""
+    object (a whole graph state) is not parsed for it, and a text the reply merely
+    contains ("Done", a number) is not the answer."""
     for span in run_spans:
         found = text(span.attributes.get(openinference.OUTPUT_VALUE))
         if not found or found.lstrip()[:1] in ("{", "["):
             continue
         answer = found.strip()
-        if answer and answer != reply.strip() and answer in reply:
-            return answer
+        if not answer or answer == reply.strip():
+            continue
+        for quote in _QUOTES:
+            if quote + answer + quote in reply:
+                return answer
     return None
 
 

@@ -106,8 +106,11 @@ def _model_calls(
         llm = llms[n]
         if not llm.calls:
             _calls_from_transcript(llm)
-        elif any(_unparsed(call) for call in llm.calls):
-            _calls_from_next_history(llm, llms[n + 1])
+        else:
+            for call in llm.calls:
+                if _unparsed(call):
+                    _calls_from_next_history(llm, llms[n + 1])
+                    break
     return rank_of, index_of
 
 

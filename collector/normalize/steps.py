@@ -124,15 +124,10 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
             args = bind(arguments, _single_parameter(draft, joined))
         elif args is None and request is not None:  # span without arguments (ADK/Strands)
             args, raw_args = request.args, request.raw_args
-        elif arguments.positional:
-            args = _positional(
-                arguments,
-                draft.name,
-                draft.span.attributes.get(openinference.TOOL_PARAMETERS),
-                _definitions(joined),
-            )
         else:
-            args = chosen(arguments, request.args if request is not None else None)
+            requested = request.args if request is not None else None
+            parameters = draft.span.attributes.get(openinference.TOOL_PARAMETERS)
+            args = _positional(arguments, draft.name, parameters, _definitions(joined), requested)
     result: Any
     if draft.result_deferred:
         raw_result = draft.raw_result
@@ -165,14 +160,14 @@ def load_arguments(deferred: DeferredArguments) -> Any:
     """The value ``tool_step`` would have given deferred argument text (never None:
     ``arguments.can_defer``)."""
     arguments = parse_arguments(deferred.raw)
-    if arguments.positional:
-        return _positional(arguments, deferred.name, deferred.parameters, deferred.definitions)
     if arguments.bare:
         parameter = _parameter_of(
             deferred.name, deferred.requested, deferred.parameters, deferred.definitions
         )
         return bind(arguments, parameter)
-    return chosen(arguments, deferred.requested)
+    return _positional(
+        arguments, deferred.name, deferred.parameters, deferred.definitions, deferred.requested
+    )
 
 
 def _definitions(joined: Joined) -> AttrValue:
@@ -181,13 +176,30 @@ def _definitions(joined: Joined) -> AttrValue:
 
 
 def _positional(
-    arguments: Arguments, name: str, parameters: AttrValue, definitions: AttrValue
+    arguments: Arguments,
+    name: str,
+    parameters: AttrValue,
+    definitions: AttrValue,
+    requested: Any,
 ) -> Any:
-    """A recorded call with positional values, bound by the tool's declared parameters."""
+    """``chosen`` arguments, or a recorded call with positional values bound by the tool's
+    declared parameters: its own schema (the span's), else the model's definitions only
+    when no request is known (they leave injected parameters out: a context, ``self``,
+    so positions may shift), and only a binding that agrees with the request on the
+    names both give; else the call as recorded, as before."""
+    if not arguments.positional:
+        return chosen(arguments, requested)
     names = parameter_names(parameters, None)
-    if names is None and definitions is not None:
+    if names is None and definitions is not None and requested is None:
         names = parameter_names(definitions, name)
-    return by_position(arguments, names)
+    bound = by_position(arguments, names)
+    if bound is arguments.value:
+        return chosen(arguments, requested)
+    if isinstance(requested, dict) and isinstance(bound, dict):
+        shared = bound.keys() & requested.keys()
+        disagree = any(bound[key] != requested[key] for key in shared)
+        return chosen(arguments, requested) if disagree else bound
+    return bound
 
 
 def unexecuted_step(llm: Step, call: RequestedCall) -> Step:

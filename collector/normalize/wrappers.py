@@ -19,10 +19,12 @@ per (parent, name).
 **Agent spans that name no agent, inside one that does.** An agent span whose
 attributes record no agent name and whose span name is only its GenAI operation
 (``invoke_agent``: the form the GenAI conventions prescribe when the name is unknown)
-names nothing to hop to. Below an agent the walk is already in, it is that agent's own
-work (OpenLIT writes the OpenAI Agents SDK's per-model-step ``turn`` spans, which it
-does not know, as bare ``invoke_agent``): looked through, its children stay that
-agent's. The mirror of ``unnamed_wrapper`` (such a span *around* the named agent).
+names nothing to hop to. Below an agent the walk is already in, whose model and tool
+calls all sit in such spans (none beside them), it is a turn of that agent's loop
+(OpenLIT writes the OpenAI Agents SDK's per-model-step ``turn`` spans, which it does
+not know, as bare ``invoke_agent``): looked through, its children stay that agent's.
+Beside the agent's own model calls it is a sub-agent, unnamed. The mirror of
+``unnamed_wrapper`` (such a span *around* the named agent).
 """
 
 from __future__ import annotations

@@ -675,3 +675,65 @@ def test_a_quick_mapped_tool_call_recorded_with_no_duration_is_still_a_call() ->
         mappings=mappings,
     )
     assert [step.name for step in trajectory.tool_calls] == ["checkout", "price"]
+
+
+# --- found by the third review ------------------------------------------------------------------
+
+
+def test_a_positional_context_argument_leaves_the_models_request_as_the_arguments() -> None:
+    recorded = json.dumps({"args": ["<RunContext>"], "kwargs": {"q": 1}})
+    trajectory = run(
+        genai_agent(),
+        genai_chat(2, [{"id": "c1", "name": "lookup", "arguments": {"q": 1}}]),
+        genai_tool(3, "lookup", recorded, call_id="c1"),
+    )
+    assert trajectory.tool_calls[0].args == {"q": 1}
+
+
+def test_definitions_that_leave_an_injected_parameter_out_do_not_shift_positions() -> None:
+    properties = {"q": {"type": "integer"}, "limit": {"type": "integer"}}
+    schema = {"type": "object", "properties": properties}
+    definitions = json.dumps([{"type": "function", "name": "lookup", "parameters": schema}])
+    chat = genai_chat(2, [{"id": "c1", "name": "lookup", "arguments": {"q": 1}}])
+    chat = chat._replace(attributes={**chat.attributes, "gen_ai.tool.definitions": definitions})
+    recorded = json.dumps({"args": ["<RunContext>", 1], "kwargs": {}})
+    trajectory = run(genai_agent(), chat, genai_tool(3, "lookup", recorded, call_id="c1"))
+    assert trajectory.tool_calls[0].args != {"q": "<RunContext>", "limit": 1}
+    # Without a request, the definitions bind (smolagents' code agent writes no request).
+    code = json.dumps({"args": [7], "kwargs": {}})
+    parameters = json.dumps({"q": {"type": "integer"}})
+    call = {"openinference.span.kind": "TOOL", "tool.name": "lookup", "input.value": code,
+            "tool.parameters": parameters}  # fmt: skip
+    assert run(genai_agent(), span(2, "lookup", call, parent=1)).tool_calls[0].args == {"q": 7}
+
+
+@pytest.mark.parametrize("own_id", [True, False])
+def test_a_function_response_printed_as_a_python_repr_is_unwrapped(own_id: bool) -> None:
+    printed = "{'id': 'c1', 'name': 'lookup', 'response': {'total': 2.97}}"
+    tool = genai_tool(2, "lookup", "{}", call_id="c1" if own_id else None, **{RESULT: printed})
+    assert run(genai_agent(), tool).tool_calls[0].result == {"total": 2.97}
+
+
+@pytest.mark.parametrize("recorded", ["Done", "1042", "e"])
+def test_a_run_output_the_reply_merely_contains_is_not_the_answer(recorded: str) -> None:
+    reply = 'Thought: ok\n<code>\nfinal_answer("Done! Refund 1042 issued.")\n'
+    agent = {"openinference.span.kind": "AGENT", "agent.name": "a", "output.value": recorded}
+    llm = {"openinference.span.kind": "LLM", "llm.output_messages.0.message.role": "assistant",
+           "llm.output_messages.0.message.content": reply}  # fmt: skip
+    trajectory = run(span(1, "a.run", agent), span(2, "LLM", llm, parent=1))
+    assert trajectory.output == reply
+    quoted = agent | {"output.value": "Done! Refund 1042 issued."}
+    assert run(span(1, "a.run", quoted), span(2, "LLM", llm, parent=1)).output == (
+        "Done! Refund 1042 issued."
+    )
+
+
+def test_an_unnamed_sub_agent_beside_the_agents_own_model_call_is_a_hop() -> None:
+    bare = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": "a-7"}
+    trajectory = run(
+        genai_agent(),
+        genai_chat(2, [], text="delegating"),  # the named agent's own work, beside it
+        span(3, "invoke_agent", bare, parent=1),
+        genai_chat(4, [], parent=3, text="found"),
+    )
+    assert [step.kind for step in trajectory.steps].count(StepKind.AGENT) == 1

@@ -1,0 +1,56 @@
+"""The agent root: where the run itself is, below the wrappers around it (ADR 0005).
+
+From the trace root, descend while a span holds exactly one agent or workflow child and
+no model or tool call of its own (a lone plumbing span between two wrappers is looked
+through: OpenAI Agents through OpenInference nests workflow AGENT → task CHAIN → AGENT).
+An agent span stops the descent, unless it names no agent and wraps the one agent that
+does, with no work of its own beside it (``wrappers.unnamed_wrapper``: a crew's or a
+runner's ``invoke_agent`` around the agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from collector.normalize.mappings import Mappings
+from collector.normalize.roles import AGENTIC, Role
+from collector.normalize.steps import recorded_agent_name
+from collector.normalize.tree import SpanTree
+from collector.normalize.wrappers import unnamed_wrapper
+
+_LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})
+_MAX_DEPTH = 16
+
+
+def find_agent_root(
+    tree: SpanTree, roles: list[Role], work: Callable[[int, int], int], mappings: Mappings | None
+) -> int:
+    """The index of the agent root (module docstring); ``work(i, 0)`` is the one kind of
+    leaf work below span ``i`` (``build._Builder._work``)."""
+    current = tree.root
+    for _ in range(_MAX_DEPTH):
+        if roles[current] is Role.AGENT and recorded_agent_name(tree.spans[current], mappings):
+            break  # (an agent that names itself is no unnamed wrapper: the usual root)
+        found = _lone_agent(tree, roles, current)
+        if found is None:
+            kids = tree.children(current)
+            if len(kids) != 1 or roles[kids[0]] is not Role.CHAIN:
+                break
+            found = _lone_agent(tree, roles, kids[0])
+            if found is None:
+                break
+        if roles[current] is Role.AGENT and not unnamed_wrapper(
+            tree, roles, work, current, inner=found, mappings=mappings
+        ):
+            break
+        current = found
+    return current
+
+
+def _lone_agent(tree: SpanTree, roles: list[Role], i: int) -> int | None:
+    """Span ``i``'s only agent/workflow child, if it has no LLM/tool child."""
+    kids = tree.children(i)
+    agentic = [kid for kid in kids if roles[kid] in AGENTIC]
+    if len(agentic) != 1 or any(roles[kid] in _LEAF_ROLES for kid in kids):
+        return None
+    return agentic[0]

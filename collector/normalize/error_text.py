@@ -1,0 +1,94 @@
+"""Errors reported as the text of a tool's result, and a cheap hint of them.
+
+Frameworks report a handled failure in the result text the model is shown: text that
+opens with an error word up to a colon (``Error: …``, ``Error executing tool x: …``,
+``StoreError: …``), or, in a short text, a sentence saying so ("An error occurred while
+running the tool. Please try again.", "Failed to invoke Tool `x` … . Error: …").
+``error_hint`` says, without parsing, whether a text may hold any error form
+``results`` reads (so its value may be parsed later), ``error_text`` whether a plain text
+is such a report.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Plain-text results that open with an error word, up to the first colon:
+# "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …".
+_ERROR_OPENING = re.compile(
+    r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
+)
+# Sentences frameworks hand the model instead of a failed tool's result, read as errors
+# only in a short text (narrative text may open with the same words): "An error
+# occurred while running the tool. Please try again." (the OpenAI Agents SDK), and a
+# text that opens by saying something failed whose next sentence opens with an error
+# word up to a colon (Haystack's ToolInvoker: "Failed to invoke Tool `refund` with
+# parameters {...}. Error: RefundWindowExpired: ...").
+_ERROR_SENTENCE = re.compile(
+    r"\A\s*(?:(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred"
+    r"(?: while| during| when|[.:!]|\s*$)"
+    r"|Failed to\b[^\n]{0,400}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
+)
+_MAX_SENTENCE_CHARS = 600
+_OPENING_CHARS = 64  # where those sentences must begin, quotes and white space allowed
+_AFTER_ERROR_FIELD = frozenset("\"'\\=")
+_OPENING = frozenset("\"'\\")
+_SPACE_ESCAPES = frozenset("nrtfv")
+
+
+def error_text(text: str) -> str | None:
+    """``text`` itself when it reads as an error report (module docstring), else None."""
+    if _ERROR_OPENING.match(text):
+        return text
+    if len(text) <= _MAX_SENTENCE_CHARS and _ERROR_SENTENCE.match(text):
+        return text
+    return None
+
+
+def error_hint(raw: str) -> bool:
+    """Whether ``raw`` may hold one of the error forms above. Each needs, written in the
+    text, either a field or value that ends in ``error`` right before a closing quote,
+    a backslash (nested JSON) or ``=`` (an object repr's field): ``"error"``,
+    ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
+    ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
+    a quote, a backslash or the text's start, whitespace allowed before it; or the
+    sentence "an error (has) occurred"."""
+    # (One-character searches first: far faster than a word's, and the letters are rare.)
+    return (
+        _word_hint(raw, "rror")
+        or ("R" in raw and _word_hint(raw, "RROR"))
+        or ("x" in raw and _word_hint(raw, "xception"))
+        or raw.find("occurred", 0, _OPENING_CHARS) >= 0  # (both sentences open the text)
+        or raw.find("Failed to", 0, _OPENING_CHARS) >= 0
+    )
+
+
+def _word_hint(raw: str, word: str) -> bool:
+    """``error_hint`` for one of (E)rror, (E)RROR, (E)xception, and error."""
+    size = len(raw)
+    at = raw.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if end < size and raw[end] in _AFTER_ERROR_FIELD:
+            return True
+        if at > 0 and raw[at - 1] == "E" and _opens_string(raw, at - 1):
+            return True
+        at = raw.find(word, end)
+    return False
+
+
+def _opens_string(raw: str, at: int) -> bool:
+    """Whether the word at ``at`` may open a string: only identifier characters, then
+    only whitespace (or its escapes, ``\\n``), between it and a quote, a backslash or
+    the start of the text."""
+    i = at - 1
+    while i >= 0 and (raw[i].isalnum() or raw[i] in "_."):
+        i -= 1
+    while i >= 0:
+        if raw[i].isspace():
+            i -= 1
+        elif i > 0 and raw[i] in _SPACE_ESCAPES and raw[i - 1] == "\\":
+            i -= 2
+        else:
+            break
+    return i < 0 or raw[i] in _OPENING
