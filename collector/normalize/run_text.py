@@ -20,11 +20,14 @@ from typing import Any
 
 from collector.core.records import Span
 from collector.normalize import conventions
-from collector.normalize.conventions import openinference
+from collector.normalize.conventions import mlflow, openinference
 from collector.normalize.join import LlmCall
-from collector.normalize.values import INVALID, parse_json, text
+from collector.normalize.values import INVALID, first, parse_json, text
 
 _MAX_FIELDS = 64
+# Where a run span records its input / output object (OpenInference, MLflow).
+_RUN_INPUT_OBJECTS = (openinference.INPUT_VALUE, mlflow.INPUTS)
+_RUN_OUTPUT_OBJECTS = (openinference.OUTPUT_VALUE, mlflow.OUTPUTS)
 _QUOTES = ('"""', "'''", '"', "'")  # a string literal in code the model wrote
 
 
@@ -45,7 +48,7 @@ def run_input(
     found = _from_layers(conventions.LLM_INPUT, llms[0])
     if found is None:
         return None
-    narrowed = _fields_inside(run_spans, openinference.INPUT_VALUE, found)
+    narrowed = _fields_inside(run_spans, _RUN_INPUT_OBJECTS, found)
     if narrowed:
         return narrowed[0]
     return _description_inside(path(), found) or found
@@ -73,7 +76,7 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
         found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
         if found is None:
             return None
-        narrowed = _fields_inside(run_spans, openinference.OUTPUT_VALUE, found)
+        narrowed = _fields_inside(run_spans, _RUN_OUTPUT_OBJECTS, found)
         if narrowed:
             return narrowed[-1]
         return _answer_inside(run_spans, found) or found
@@ -144,10 +147,10 @@ def _from_layers(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> s
     return None
 
 
-def _fields_inside(run_spans: Sequence[Span], key: str, model_text: str) -> list[str]:
-    """String fields of a run span's object-valued ``key`` found inside ``model_text``."""
+def _fields_inside(run_spans: Sequence[Span], keys: tuple[str, ...], model_text: str) -> list[str]:
+    """String fields of a run span's object-valued ``keys`` found inside ``model_text``."""
     for span in run_spans:
-        raw = text(span.attributes.get(key))
+        raw = text(first(span.attributes, keys))
         if raw is None or raw[:1] != "{":
             continue
         fields = _string_fields(parse_json(raw))

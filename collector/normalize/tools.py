@@ -95,10 +95,8 @@ class ToolDraft:
         attributes = span.attributes
         name = first(attributes, NAME_KEYS)
         call_id = first(attributes, CALL_ID_KEYS)
-        if call_id is None and langfuse.TOOL_CALL_ID in attributes:  # JSON-quoted metadata
-            call_id = langfuse.metadata_text(attributes.get(langfuse.TOOL_CALL_ID))
-        if call_id is None and mlflow.TOOL_CALL_ID in attributes:  # JSON-quoted keyword
-            call_id = mlflow.tool_call_id(span)
+        if call_id is None or name is None:
+            name, call_id = _quoted_identity(span, name, call_id)
         raw_args = first(attributes, ARGUMENT_KEYS)
         raw_result = first(attributes, RESULT_KEYS)
         if mappings is not None:
@@ -213,6 +211,21 @@ def _explained(error: str, output: str) -> str:
     ):
         return error
     return error if parse_json(shown) is not INVALID else shown  # (JSON: a result)
+
+
+def _quoted_identity(
+    span: Span, name: AttrValue, call_id: AttrValue
+) -> tuple[AttrValue, AttrValue]:
+    """The tool's name and call id where conventions that JSON-quote every value record
+    them: Langfuse's metadata, MLflow's bare keywords (read on its tool spans only)."""
+    attributes = span.attributes
+    if call_id is None and langfuse.TOOL_CALL_ID in attributes:
+        call_id = langfuse.metadata_text(attributes.get(langfuse.TOOL_CALL_ID))
+    if call_id is None and mlflow.TOOL_CALL_ID in attributes:
+        call_id = mlflow.tool_call_id(span)
+    if name is None and mlflow.TOOL_NAME in attributes:
+        name = mlflow.tool_name(span)
+    return name, call_id
 
 
 def _mapped(attributes: Mapping[str, AttrValue], key: str | None, default: AttrValue) -> AttrValue:

@@ -45,8 +45,9 @@ MODEL = "mlflow.llm.model"
 USAGE = "mlflow.chat.tokenUsage"
 METADATA = "metadata"  # LangChain run metadata (also OpenInference's key)
 TOOL_CALL_ID = "tool_call_id"  # LangChain's on_tool_start keyword, JSON-quoted
+TOOL_NAME = "name"  # DSPy's tool attributes (name, description, args), JSON-quoted
 
-KEYS = (SPAN_TYPE, INPUTS, OUTPUTS, MODEL, USAGE, METADATA, TOOL_CALL_ID)
+KEYS = (SPAN_TYPE, INPUTS, OUTPUTS, MODEL, USAGE, METADATA, TOOL_CALL_ID, TOOL_NAME)
 PREFIXES: tuple[str, ...] = ()
 
 _MODEL_TYPES = frozenset({"LLM", "CHAT_MODEL"})
@@ -120,6 +121,12 @@ def tool_call_id(span: Span) -> str | None:
     return quoted_text(span.attributes.get(TOOL_CALL_ID)) if span_type(span) == "TOOL" else None
 
 
+def tool_name(span: Span) -> str | None:
+    """A tool span's bare ``name`` attribute (DSPy's autolog names the span ``Tool.<name>``
+    and records the tool's own name there), only on a span MLflow types as a tool."""
+    return quoted_text(span.attributes.get(TOOL_NAME)) if span_type(span) == "TOOL" else None
+
+
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     if not _is_model(span):
         return None
@@ -162,6 +169,8 @@ def _tool_call_items(value: Any, depth: int) -> list[Any]:
 def _text(value: Any, roles: frozenset[str]) -> str | None:
     if isinstance(value, str):
         return value or None
+    if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        return value[0] or None  # completions, no roles (DSPy's LM: a list of texts)
     if isinstance(value, dict) and message_list(value) is None:
         return text_of(value) if role_of(value) in roles or role_of(value) is None else None
     return last_text(value, roles)

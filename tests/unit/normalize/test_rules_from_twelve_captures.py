@@ -737,3 +737,15 @@ def test_an_unnamed_sub_agent_beside_the_agents_own_model_call_is_a_hop() -> Non
         genai_chat(4, [], parent=3, text="found"),
     )
     assert [step.kind for step in trajectory.steps].count(StepKind.AGENT) == 1
+
+
+def test_dspy_mlflow_capture_names_tools_and_narrows_input_and_answer() -> None:
+    # MLflow's DSPy autolog: tool spans ``Tool.<name>`` with the bare name in ``name``; the
+    # model's output a list of completion texts; input and answer the fields of the run's
+    # recorded objects (``mlflow.spanInputs`` / ``spanOutputs``) found in the model's text.
+    expected = json.loads((TRACES / "dspy-mlflow" / "correct.expected.json").read_text())
+    trajectory = captured("dspy-mlflow", "correct")
+    wanted = [call["tool"] for call in expected["actual_trajectory"]]
+    assert [step.name for step in trajectory.tool_calls if step.executed] == wanted
+    assert trajectory.input == expected["user_inputs"][0]
+    assert trajectory.output == expected["final_responses"][0]
