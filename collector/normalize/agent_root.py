@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from collector.normalize.mappings import Mappings
-from collector.normalize.roles import AGENTIC, Role
+from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
 from collector.normalize.steps import recorded_agent_name
 from collector.normalize.tree import SpanTree
 from collector.normalize.wrappers import unnamed_wrapper
 
-_LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})
 _MAX_DEPTH = 16
 
 
@@ -51,6 +50,6 @@ def _lone_agent(tree: SpanTree, roles: list[Role], i: int) -> int | None:
     """Span ``i``'s only agent/workflow child, if it has no LLM/tool child."""
     kids = tree.children(i)
     agentic = [kid for kid in kids if roles[kid] in AGENTIC]
-    if len(agentic) != 1 or any(roles[kid] in _LEAF_ROLES for kid in kids):
+    if len(agentic) != 1 or any(roles[kid] in LEAF_ROLES for kid in kids):
         return None
     return agentic[0]

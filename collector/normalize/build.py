@@ -34,7 +34,7 @@ from collector.normalize.gaps import gaps_of
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.preparation import merge_preparations
-from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, Role
+from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
 from collector.normalize.step_list import (
@@ -60,7 +60,6 @@ from collector.normalize.wrappers import anonymous_agent, not_a_hop, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, StepKind, Trajectory
 
-_LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})
 _LOOP_NODE_NAMES = frozenset({"model", "tools", "agent"})  # LangGraph's prebuilt agent loop
 # Roles a layer search stops at: another layer of a call is found below plumbing only.
 _STOPS = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
@@ -200,7 +199,7 @@ class _Builder:
         anchors: list[str | None] = [None] * n
         # The run itself is no step (its children start at the top level), unless the
         # whole trace is one tool or model call.
-        path = {i for i in self._path() if self.roles[i] not in _LEAF_ROLES}
+        path = {i for i in self._path() if self.roles[i] not in LEAF_ROLES}
         for rank, i in enumerate(order):
             if i in path:
                 continue
@@ -353,7 +352,7 @@ class _Builder:
         """An agent span naming no agent inside an agent whose model and tool calls all sit
         in such spans (none beside them): a turn of that agent's loop (``wrappers``)."""
         kids = self.tree.children(self.tree.parent[i])
-        leaves = any(self.roles[kid] in _LEAF_ROLES for kid in kids)
+        leaves = any(self.roles[kid] in LEAF_ROLES for kid in kids)
         return not leaves and anonymous_agent(span, self.mappings)
 
     def _work(self, i: int, depth: int) -> int:
@@ -367,7 +366,7 @@ class _Builder:
             role = self.roles[kid]
             if role in AGENTIC or role is Role.NODE or depth > _MAX_WRAPPER_DEPTH:
                 kinds = _HOP
-            elif role in _LEAF_ROLES:
+            elif role in LEAF_ROLES:
                 kinds = int(role) if kinds in (0, int(role)) else _HOP
             else:
                 below = self._work(kid, depth + 1)

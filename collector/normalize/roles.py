@@ -20,6 +20,7 @@ class Role(IntEnum):
 
 
 AGENTIC = frozenset({Role.AGENT, Role.WORKFLOW})
+LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})  # the run's work: model and tool calls
 """Roles that name an agent (or a workflow of agents) for the spans below them."""
 
 # Convention names reported in ``Trajectory.conventions``, in this order.

@@ -33,6 +33,7 @@ from collector.normalize.values import (
     as_list,
     first,
     parse_json,
+    quoted_text,
     scalar_text,
     structured,
     text,
@@ -220,7 +221,7 @@ def _quoted_identity(
     them: Langfuse's metadata, MLflow's bare keywords (read on its tool spans only)."""
     attributes = span.attributes
     if call_id is None and langfuse.TOOL_CALL_ID in attributes:
-        call_id = langfuse.metadata_text(attributes.get(langfuse.TOOL_CALL_ID))
+        call_id = quoted_text(attributes.get(langfuse.TOOL_CALL_ID))
     if call_id is None and mlflow.TOOL_CALL_ID in attributes:
         call_id = mlflow.tool_call_id(span)
     if name is None and mlflow.TOOL_NAME in attributes:

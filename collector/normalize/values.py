@@ -50,6 +50,17 @@ def session_keys(*namespaces: str) -> tuple[str, ...]:
     return tuple(namespace + leaf for namespace in namespaces for leaf in SESSION_LEAVES)
 
 
+def quoted_text(value: AttrValue) -> str | None:
+    """A string attribute as text, JSON-decoded when it is a JSON string (Langfuse and
+    MLflow encode every value: ``"\\"model\\""``); None for anything else."""
+    if not isinstance(value, str) or not value:
+        return None
+    if value[0] != '"':
+        return value
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, str) and parsed else None
+
+
 def text(value: AttrValue) -> str | None:
     """``value`` if it is a non-empty string, else ``None``."""
     return value if isinstance(value, str) and value else None

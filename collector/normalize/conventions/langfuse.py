@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.core.records import AttrValue, Span
+from collector.core.records import Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
@@ -37,7 +37,7 @@ from collector.normalize.messages import (
     text_of,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, integer, structured
+from collector.normalize.values import INVALID, integer, quoted_text, structured
 
 NAME = "langfuse"
 TYPE = "langfuse.observation.type"
@@ -80,19 +80,9 @@ def classify(span: Span) -> Role | None:
     return _ROLES.get(kind, Role.OTHER)  # retriever, evaluator, embedding, guardrail …
 
 
-def metadata_text(value: AttrValue) -> str | None:
-    """A metadata value as text: Langfuse JSON-encodes each one (``"\\"model\\""``)."""
-    if not isinstance(value, str) or not value:
-        return None
-    if value[0] != '"':
-        return value
-    parsed = structured(value)
-    return parsed if isinstance(parsed, str) and parsed else None
-
-
 def _is_graph_node(span: Span) -> bool:
     attributes = span.attributes
-    if metadata_text(attributes.get(LANGGRAPH_NODE)) == span.name:
+    if quoted_text(attributes.get(LANGGRAPH_NODE)) == span.name:
         return True
     tags = attributes.get(TAGS)
     return isinstance(tags, str) and "graph:step:" in tags

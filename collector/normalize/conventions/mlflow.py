@@ -35,7 +35,7 @@ from collector.normalize.messages import (
     text_of,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, integer, parse_json, structured
+from collector.normalize.values import INVALID, integer, parse_json, quoted_text, structured
 
 NAME = "mlflow"
 SPAN_TYPE = "mlflow.spanType"
@@ -68,15 +68,6 @@ _MAX_DEPTH = 8
 def span_type(span: Span) -> str | None:
     """``mlflow.spanType`` unquoted (MLflow JSON-encodes every attribute value)."""
     return quoted_text(span.attributes.get(SPAN_TYPE))
-
-
-def quoted_text(value: Any) -> str | None:
-    if not isinstance(value, str) or not value:
-        return None
-    if value[0] != '"':
-        return value
-    parsed = parse_json(value)
-    return parsed if isinstance(parsed, str) and parsed else None
 
 
 def classify(span: Span) -> Role | None:
