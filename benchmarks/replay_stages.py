@@ -32,7 +32,9 @@ The ``evaluate`` runs each get trajectories normalised afresh (untimed): evaluat
 parse the tool arguments they read on first read, and a run over trajectories an
 earlier run had read would not pay for it. Shares of the total, and the total
 against the 100 µs per trace that 10 000 traces/s allows, are the figures to compare
-across machines.
+across machines. Last, a whole replay of the same file (construction included): the
+stages timed apart add up to less than it (docs/adr/0021-replay-throughput.md,
+addendum of 2026-11-27).
 
     python benchmarks/replay_stages.py [--traces 5000] [--repeat 3] [--file t.pb]
                                        [--json-file t.jsonl]
@@ -60,6 +62,7 @@ from collector.normalize import normalize_for
 from collector.normalize.values import parse_json
 from collector.offline.decoding import decode_payload
 from collector.offline.readers import read_payloads
+from collector.offline.replay import Replayer
 from collector.offline.reports.sink import SummarySink
 from collector.offline.reports.summary import RunSummary
 from collector.processing.wiring import ActiveSpecs, decoder_selector
@@ -230,7 +233,23 @@ def main() -> None:
                 subprocess.run([*argv, str(path)], check=True, stdout=subprocess.DEVNULL)
             made.append(path)
         for name, config in configs.items():
-            report(name, *run(config, made[0], made[1], args.repeat))
+            traces, took, evaluations = run(config, made[0], made[1], args.repeat)
+            report(name, traces, took, evaluations)
+            whole(config, made[0], traces, took, args.repeat)
+
+
+def whole(config: Config, path: Path, traces: int, took: dict[str, float], repeat: int) -> None:
+    """The whole replay of the same file beside the stages' sum: it costs more, because
+    a stage timed apart runs over traces an earlier run of it has touched (a trace's
+    second normalization costs 25-35 % less than its first; docs/adr/0021)."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.process_time()
+        Replayer(config).run([str(path)])
+        best = min(best, time.process_time() - started)
+    total = sum(seconds for stage, seconds in took.items() if not stage.startswith(" "))
+    print(f"  a whole replay: {best / traces * 1e6:.0f} us/trace, "
+          f"{best / total:.2f}x the stages' sum")  # fmt: skip
 
 
 if __name__ == "__main__":
