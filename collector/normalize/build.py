@@ -31,10 +31,12 @@ from collector.normalize.detect import classify
 from collector.normalize.errors import status_error
 from collector.normalize.event_spans import EVENT_ROLES, is_event_span
 from collector.normalize.gaps import gaps_of
+from collector.normalize.handoffs import mark_handoffs
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
+from collector.normalize.run_agent import HOP, run_agent_name
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
 from collector.normalize.step_list import (
@@ -52,11 +54,10 @@ from collector.normalize.steps import (
     llm_step,
     node_name,
     plain_step,
-    recorded_agent_name,
 )
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
-from collector.normalize.wrappers import anonymous_agent, not_a_hop, wraps_work
+from collector.normalize.wrappers import anonymous_agent, not_a_hop, rewraps, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -66,7 +67,7 @@ _STOPS = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
 _RUN_ROLES = _STOPS  # a trace with none of these is no agent run
 _MAX_WRAPPER_DEPTH = 16
 _NOT_A_RUN = "no_agent_spans"
-_HOP = 3  # ``_work``: a node holding an agent, a workflow or another node
+_HOP = HOP  # ``_work``: a node holding an agent, a workflow or another node
 
 
 def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
@@ -133,18 +134,15 @@ class _Builder:
         self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
 
     def _root_agent_name(self) -> str | None:
-        """The agent root's name; an unrecognised root is named only by its attributes."""
-        span = self.tree.spans[self.agent_root]
-        if self.roles[self.agent_root] is Role.OTHER:
-            return recorded_agent_name(span, self.mappings)
-        return agent_name(span, self.mappings)
+        """The run's agent (``run_agent.run_agent_name``)."""
+        return run_agent_name(self.tree, self.roles, self._work, self.agent_root, self.mappings)
 
     def trajectory(self) -> Trajectory:
         order = self.tree.preorder()
         is_run = any(role in _RUN_ROLES for role in self.roles)
         if is_run:
             self._walk(order)
-        steps = self._steps()
+        steps = mark_handoffs(self._steps()) if len(self.agents) > 1 else self._steps()
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
         error = status_error(root) or status_error(agent_root)
@@ -264,14 +262,13 @@ class _Builder:
             name = agent_name(span, self.mappings)
             if name == agent and parent == anchor:
                 return None, agent, anchor  # the same agent re-wrapped: not a hop
+            if parent == anchor and rewraps(self.tree, self.roles, i, agent, self.mappings):
+                return None, agent, anchor  # an unnamed call wrapper around the same hop
             self.agents.setdefault(name, None)
             self.items.append((key, plain_step(StepKind.AGENT, name, span, parent, agent)))
             return step_id, name, step_id
         elif role is Role.NODE:
-            if self._is_loop_node(i):
-                return None, agent, anchor
-            step = plain_step(StepKind.AGENT, node_name(span), span, parent, agent)
-            self.items.append((key, step))
+            return self._node(i, key, parent, agent, anchor)
         elif (
             role is Role.OTHER
             and self.families[i]
@@ -280,6 +277,23 @@ class _Builder:
             self.items.append((key, plain_step(StepKind.OTHER, span.name, span, parent, agent)))
         else:  # CHAIN, LOOP, PHANTOM, unrecognised: plumbing, looked through
             return None, agent, anchor
+        return step_id, agent, anchor
+
+    def _node(
+        self, i: int, key: SortKey, parent: str | None, agent: str | None, anchor: str | None
+    ) -> tuple[str | None, str | None, str | None]:
+        """A graph node's step: a hop (into the agent below it, when it holds one or
+        work of both kinds), unless it is the loop's own node or the agent the walk is
+        in (the node's own subgraph run, or the run's agent)."""
+        span = self.tree.spans[i]
+        name = node_name(span)
+        if self._is_loop_node(i) or (name == agent and parent == anchor):
+            return None, agent, anchor
+        step_id = span.span_id.hex()
+        self.items.append((key, plain_step(StepKind.AGENT, name, span, parent, agent)))
+        if self._work(i, 0) == _HOP:
+            self.agents.setdefault(name, None)
+            return step_id, name, step_id
         return step_id, agent, anchor
 
     def _layer_above(self, i: int, role: Role) -> int | None:

@@ -11,6 +11,7 @@ from collector.core.records import Span
 from collector.normalize.conventions import (
     adk,
     genai,
+    genkit,
     langfuse,
     langsmith,
     mlflow,
@@ -59,6 +60,8 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
         mlflow_type = attributes.get(mlflow.SPAN_TYPE)
         if mlflow_type is not None and mlflow.classify(span) is Role.TOOL:
             return Role.TOOL, mlflow.NAME
+        if genkit.TYPE in attributes:
+            return _unless_evident(genkit.classify(span), span, None), genkit.NAME
     return _other_roles(
         span,
         operation,

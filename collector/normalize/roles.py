@@ -33,6 +33,7 @@ GOOGLE_ADK = "google_adk"
 STRANDS = "strands"
 LANGFUSE = "langfuse"
 MLFLOW = "mlflow"
+GENKIT = "genkit"
 CUSTOM = "custom"
 CONVENTION_ORDER = (
     OTEL_GENAI,
@@ -44,5 +45,6 @@ CONVENTION_ORDER = (
     STRANDS,
     LANGFUSE,
     MLFLOW,
+    GENKIT,
     CUSTOM,
 )

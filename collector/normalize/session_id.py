@@ -19,7 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collector.core.records import Span, Trace
-from collector.normalize.conventions import adk, genai, langsmith, openinference, traceloop, vercel
+from collector.normalize.conventions import (
+    adk,
+    genai,
+    genkit,
+    langsmith,
+    openinference,
+    traceloop,
+    vercel,
+)
 from collector.normalize.mappings import Mappings
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import scalar_text
@@ -31,6 +39,7 @@ SESSION_KEYS = (
     *traceloop.SESSION_KEYS,
     *langsmith.SESSION_KEYS,
     *vercel.SESSION_KEYS,
+    *genkit.SESSION_KEYS,
 )
 
 

@@ -149,8 +149,14 @@ def _calls_from_transcript(llm: LlmCall) -> None:
 
 def control_output(steps: tuple[Step, ...]) -> str | None:
     """A final-answer tool's lone text argument, when nothing else gave an output."""
+    later_hop = False  # a control step an agent came after handed over to it, or ran it
     for n in range(len(steps) - 1, -1, -1):  # (mypyc: no reversed() over steps)
         step = steps[n]
+        if step.kind is StepKind.AGENT:
+            later_hop = True
+            continue
+        if later_hop:
+            continue
         if step.kind is StepKind.CONTROL and isinstance(step.args, dict) and len(step.args) == 1:
             value = next(iter(step.args.values()))
             if isinstance(value, str) and value:

@@ -12,6 +12,7 @@ from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import Arguments, bind, by_position, chosen, parse_arguments
 from collector.normalize.conventions import (
     genai,
+    genkit,
     langfuse,
     langsmith,
     mlflow,
@@ -55,7 +56,10 @@ def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
     """The agent name a span's attributes record (mapping first), if any."""
     mapped = mappings.agent_name if mappings is not None else None
     found = scalar_text(span.attributes.get(mapped)) if mapped else None
-    return found or scalar_text(first(span.attributes, AGENT_NAME_KEYS))
+    found = found or scalar_text(first(span.attributes, AGENT_NAME_KEYS))
+    if found is None and genkit.TYPE in span.attributes:
+        found = genkit.agent_name(span)
+    return found
 
 
 def agent_name(span: Span, mappings: Mappings | None) -> str:
@@ -95,12 +99,16 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
             break
     if model is None and mlflow.MODEL in attributes:  # JSON-quoted
         model = mlflow.model(span)
+    if model is None and genkit.TYPE in attributes:
+        model = genkit.model(span)
     tokens_in = integer(first(attributes, INPUT_TOKEN_KEYS))
     tokens_out = integer(first(attributes, OUTPUT_TOKEN_KEYS))
     if tokens_in is None and tokens_out is None and langfuse.USAGE in attributes:
         tokens_in, tokens_out = langfuse.tokens(span)
     if tokens_in is None and tokens_out is None and mlflow.USAGE in attributes:
         tokens_in, tokens_out = mlflow.tokens(span)
+    if tokens_in is None and tokens_out is None and genkit.TYPE in attributes:
+        tokens_in, tokens_out = genkit.tokens(span)
     start, duration, error = span.start_unix_nano, duration_s(span), span_error(span)
     return new_step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None,
                     None, error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip

@@ -16,6 +16,7 @@ from collector.normalize.arguments import can_defer as can_defer_arguments
 from collector.normalize.conventions import (
     adk,
     genai,
+    genkit,
     langfuse,
     langsmith,
     mlflow,
@@ -50,6 +51,7 @@ ARGUMENT_KEYS = (
     traceloop.TOOL_ARGUMENTS,
     langfuse.INPUT,
     mlflow.INPUTS,
+    genkit.INPUT,
 )
 RESULT_KEYS = (
     genai.TOOL_RESULT,
@@ -60,6 +62,7 @@ RESULT_KEYS = (
     traceloop.ENTITY_OUTPUT,
     langfuse.OUTPUT,
     mlflow.OUTPUTS,
+    genkit.OUTPUT,
 )
 _NAME_PREFIXES = ("execute_tool ",)
 _MAX_EXPLANATION = 2000  # characters of output that may stand for a failed call's error
@@ -226,6 +229,8 @@ def _quoted_identity(
         call_id = mlflow.tool_call_id(span)
     if name is None and mlflow.TOOL_NAME in attributes:
         name = mlflow.tool_name(span)
+    if name is None and genkit.TYPE in attributes:
+        name = genkit.tool_name(span)
     return name, call_id
 
 

@@ -36,7 +36,7 @@ from collector.normalize import conventions
 from collector.normalize.conventions import genai
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LANGFUSE, Role
-from collector.normalize.steps import recorded_agent_name
+from collector.normalize.steps import agent_name, node_name, recorded_agent_name
 from collector.normalize.tools import CALL_ID_KEYS, NAME_KEYS
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import first, scalar_text, text
@@ -165,3 +165,30 @@ def anonymous_agent(span: Span, mappings: Mappings | None) -> bool:
         return False
     operation = text(span.attributes.get(genai.OPERATION))
     return not span.name.strip() or (operation is not None and span.name.strip() == operation)
+
+
+_WRAPPED = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
+
+
+def rewraps(
+    tree: SpanTree, roles: list[Role], i: int, agent: str | None, mappings: Mappings | None
+) -> bool:
+    """Whether agent span ``i`` records no agent name and its only child with a role
+    (through plumbing) is a node or agent named ``agent``, with no work beside it: a
+    call wrapper around the hop the walk is already in (langgraph-supervisor's
+    ``call_agent`` around the worker's node), not a hop of its own."""
+    if agent is None or recorded_agent_name(tree.spans[i], mappings) is not None:
+        return False
+    level, found = [i], []
+    for _ in range(_MAX_DEPTH):
+        below = [kid for j in level for kid in tree.children(j)]
+        if not below:
+            break
+        found += [k for k in below if roles[k] in _WRAPPED]
+        level = [k for k in below if roles[k] not in _WRAPPED]
+    if len(found) != 1:
+        return False
+    inner = tree.spans[found[0]]
+    if roles[found[0]] is Role.NODE:
+        return node_name(inner) == agent
+    return roles[found[0]] in AGENTIC and agent_name(inner, mappings) == agent

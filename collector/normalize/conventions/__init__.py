@@ -22,6 +22,7 @@ from collector.normalize.conventions import (
     adk,
     genai,
     genai_events,
+    genkit,
     langfuse,
     langsmith,
     mastra,
@@ -47,6 +48,7 @@ FAMILIES = (
     mastra,
     langfuse,
     mlflow,
+    genkit,
     genai_events,
 )
 
@@ -59,6 +61,7 @@ REQUESTED_CALLS: tuple[CallsReader, ...] = (
     langsmith.requested_calls,
     langfuse.requested_calls,
     mlflow.requested_calls,
+    genkit.requested_calls,
     traceloop.requested_calls,
     genai_events.requested_calls,
 )
@@ -70,6 +73,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     langsmith.llm_input,
     langfuse.llm_input,
     mlflow.llm_input,
+    genkit.llm_input,
     genai_events.llm_input,
 )
 LLM_OUTPUT: tuple[TextReader, ...] = (
@@ -81,6 +85,7 @@ LLM_OUTPUT: tuple[TextReader, ...] = (
     langsmith.llm_output,
     langfuse.llm_output,
     mlflow.llm_output,
+    genkit.llm_output,
     traceloop.llm_output,
     genai_events.llm_output,
 )
@@ -94,6 +99,7 @@ RUN_INPUT: tuple[TextReader, ...] = (
     mastra.run_input,
     langfuse.run_input,
     mlflow.run_input,
+    genkit.run_input,
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
@@ -102,6 +108,7 @@ RUN_OUTPUT: tuple[TextReader, ...] = (
     genai.run_output,
     vercel.run_output,
     strands.llm_output,
+    genkit.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (

@@ -96,6 +96,11 @@ def classify(span: Span) -> Role | None:
             return Role.LOOP
         return Role.NODE if is_langgraph_node(span) else Role.CHAIN
     if kind == "AGENT" and AGENT_NAME not in span.attributes and NODE_ID not in span.attributes:
+        # The LangChain instrumentor types any run whose *name* says "agent" an AGENT; a
+        # span that is the LangGraph node its metadata names is that node (a prebuilt
+        # loop's ``agent`` node is the loop's model step), whatever its name says.
+        if is_langgraph_node(span):
+            return Role.NODE
         return Role.WORKFLOW  # openai-agents' unnamed top span is the workflow around the agent
     return _ROLES.get(kind, Role.OTHER)
 

@@ -1,0 +1,86 @@
+"""The run's agent: what the trajectory's ``agent`` names.
+
+The agent root's name (``agent_root``), as its attributes record it, else its span
+name. A root that records no agent name and is no agent itself (a workflow, a graph)
+is named after the agent the run enters first, when the evidence says which:
+
+- a workflow around several named agents, with no work of its own beside them (the
+  OpenAI Agents SDK's workflow span around a triage agent and the agent it hands
+  over to): the first of them, by start time. With one agent, ``agent_root`` has
+  already descended into it (``wrappers.unnamed_wrapper``);
+- a graph whose nodes are all hops and whose run starts and ends in the same node (a
+  supervisor: LangGraph's ``create_supervisor`` runs the supervisor node, a worker,
+  and the supervisor again): that node.
+
+An unrecognised root (``Role.OTHER``) is named only by its attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from collector.normalize.mappings import Mappings
+from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
+from collector.normalize.steps import agent_name, node_name, recorded_agent_name
+from collector.normalize.tree import SpanTree
+
+_MAX_DEPTH = 8  # plumbing levels looked through below a workflow for its agents
+HOP = 3
+"""``build._Builder._work``'s answer for a span with a hop below it, or work of both kinds."""
+_MIN_SUPERVISOR_NODES = 3  # supervisor, a worker, supervisor again
+
+
+def run_agent_name(
+    tree: SpanTree,
+    roles: list[Role],
+    work: Callable[[int, int], int],
+    agent_root: int,
+    mappings: Mappings | None,
+) -> str | None:
+    """The run's agent (module docstring); ``work(i, 0)`` is the builder's ``_work``."""
+    span, role = tree.spans[agent_root], roles[agent_root]
+    if role is Role.OTHER:
+        return recorded_agent_name(span, mappings)
+    if recorded_agent_name(span, mappings) is None:
+        if role is Role.WORKFLOW:
+            entry = _first_agent(tree, roles, agent_root, mappings)
+            if entry is not None:
+                return entry
+        elif role is Role.CHAIN:
+            entry = _supervisor_node(tree, roles, work, agent_root)
+            if entry is not None:
+                return entry
+    return agent_name(span, mappings)
+
+
+def _first_agent(
+    tree: SpanTree, roles: list[Role], top: int, mappings: Mappings | None
+) -> str | None:
+    """The first named agent below ``top`` through plumbing only, when ``top`` holds
+    at least two and no model or tool call of its own."""
+    level, agents = [top], list[int]()
+    for _ in range(_MAX_DEPTH):
+        below = [kid for i in level for kid in tree.children(i)]
+        if not below:
+            break
+        if any(roles[kid] in LEAF_ROLES for kid in below):
+            return None
+        agents.extend(kid for kid in below if roles[kid] in AGENTIC)
+        level = [kid for kid in below if roles[kid] not in AGENTIC and roles[kid] is not Role.NODE]
+    named = [i for i in agents if recorded_agent_name(tree.spans[i], mappings) is not None]
+    if len(named) < 2 or len(named) != len(agents):
+        return None
+    first = min(named, key=lambda i: tree.spans[i].start_unix_nano)
+    return recorded_agent_name(tree.spans[first], mappings)
+
+
+def _supervisor_node(
+    tree: SpanTree, roles: list[Role], work: Callable[[int, int], int], top: int
+) -> str | None:
+    """The node a graph's run starts and ends in, when all its children are hop nodes."""
+    kids = sorted(tree.children(top), key=lambda k: tree.spans[k].start_unix_nano)
+    nodes = [k for k in kids if roles[k] is Role.NODE and work(k, 0) == HOP]
+    if len(nodes) < _MIN_SUPERVISOR_NODES or len(nodes) != len(kids):
+        return None
+    first, last = node_name(tree.spans[nodes[0]]), node_name(tree.spans[nodes[-1]])
+    return first if first == last else None

@@ -1,0 +1,158 @@
+"""Multi-agent runs (ADR 0017, addendum of 2026-11-27, rules 35-39): hand-overs and
+delegations are ``control`` steps, the run is named after the agent it enters, and the
+sub-agent's work is its own. Minimal traces in the GenAI conventions, keyed to the
+structure the five multi-agent captures showed, not to their libraries."""
+
+from __future__ import annotations
+
+import json
+
+from support.span_kit import genai_chat, genai_tool, run, span
+
+from collector.core.records import Span, StatusCode
+from evaluators.trajectory import StepKind, Trajectory
+
+
+def agent(n: int, name: str, parent: int = 0) -> Span:
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+    return span(n, f"invoke_agent {name}", attributes, parent=parent)
+
+
+def workflow() -> Span:
+    """An unnamed workflow span around the run (the OpenAI Agents SDK's, ADK's)."""
+    return span(100, "run", {"gen_ai.operation.name": "invoke_workflow"}, start=0, end=10**7)
+
+
+def kinds(trajectory: Trajectory) -> list[tuple[str, str]]:
+    return [(step.kind.value, step.name) for step in trajectory.steps]
+
+
+def handover(tool: str, args: str, result: str | None = None) -> Span:
+    extra = {} if result is None else {"gen_ai.tool.call.result": result}
+    return genai_tool(3, tool, args, call_id="h1", parent=1, **extra)
+
+
+def triage_then_store(tool_span: Span, *, chat_between: bool = False) -> Trajectory:
+    spans = [
+        workflow(),
+        agent(1, "triage", parent=100),
+        genai_chat(2, [{"id": "h1", "name": "x", "arguments": {}}], parent=1),
+        tool_span,
+    ]
+    if chat_between:
+        spans.append(genai_chat(4, [], parent=1, text="let me pass you on"))
+    spans += [
+        agent(5, "store", parent=100),
+        genai_chat(6, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], parent=5),
+        genai_tool(7, "lookup", '{"q": "x"}', call_id="c1", parent=5),
+        genai_chat(8, [], parent=5, text="done"),
+    ]
+    return run(*spans)
+
+
+def test_a_call_named_after_the_agent_run_next_is_a_hand_over() -> None:
+    trajectory = triage_then_store(handover("transfer_to_store", "{}"))
+    assert kinds(trajectory)[1] == ("control", "transfer_to_store")
+    assert [step.name for step in trajectory.tool_calls] == ["lookup"]
+    assert trajectory.tool_calls[0].agent == "store"
+
+
+def test_an_argument_or_a_result_naming_the_agent_is_evidence_too() -> None:
+    by_argument = triage_then_store(handover("transfer_to_agent", '{"agent_name": "store"}'))
+    by_result = triage_then_store(handover("switch", "{}", '{"assistant": "store"}'))
+    assert kinds(by_argument)[1] == ("control", "transfer_to_agent")
+    assert kinds(by_result)[1] == ("control", "switch")
+
+
+def test_a_call_that_names_no_agent_or_failed_or_came_before_a_model_call_stays_a_tool() -> None:
+    unnamed = triage_then_store(handover("lookup_stock", '{"sku": "A1"}'))
+    between = triage_then_store(handover("transfer_to_store", "{}"), chat_between=True)
+    failed = triage_then_store(
+        span(
+            3,
+            "execute_tool transfer_to_store",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_store"},
+            parent=1,
+            status=StatusCode.ERROR,
+            message="no such agent",
+        )
+    )
+    for trajectory in (unnamed, between, failed):
+        assert kinds(trajectory)[1][0] == "tool"
+
+
+def test_a_tool_that_runs_an_agent_is_a_delegation_and_the_agent_does_the_work() -> None:
+    trajectory = run(
+        agent(1, "front"),
+        genai_chat(2, [{"id": "d1", "name": "ask_store", "arguments": {"q": "x?"}}], parent=1),
+        genai_tool(3, "ask_store", '{"q": "x?"}', call_id="d1", parent=1),
+        agent(4, "store", parent=3),
+        genai_chat(5, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], parent=4),
+        genai_tool(6, "lookup", '{"q": "x"}', call_id="c1", parent=4),
+        genai_chat(7, [], parent=4, text="store says x"),
+        genai_chat(8, [], parent=1, text="x"),
+    )
+    assert ("control", "ask_store") in kinds(trajectory)
+    assert [(step.name, step.agent) for step in trajectory.tool_calls] == [("lookup", "store")]
+    assert trajectory.agents == ("front", "store")
+
+
+def test_a_hand_over_is_no_answer_when_the_run_records_none() -> None:
+    trajectory = run(
+        agent(1, "front"),
+        genai_chat(2, [{"id": "h1", "name": "transfer_to_store", "arguments": {}}], parent=1),
+        genai_tool(3, "transfer_to_store", '{"agent_name": "store"}', call_id="h1", parent=1),
+        agent(4, "store", parent=1),
+    )
+    assert kinds(trajectory)[1] == ("control", "transfer_to_store")
+    assert trajectory.output is None  # not "store", the hand-over's lone text argument
+
+
+def test_an_unnamed_workflow_around_several_agents_is_the_run_of_the_first() -> None:
+    trajectory = triage_then_store(handover("transfer_to_store", "{}"))
+    assert trajectory.agent == "triage"
+    assert [step.name for step in trajectory.steps if step.kind is StepKind.AGENT] == ["store"]
+
+
+def test_an_exception_on_a_span_whose_status_is_explicitly_ok_is_no_error() -> None:
+    event = ("exception", {"exception.type": "ParentCommand", "exception.message": "goto"})
+
+    def tool(status: int) -> Span:
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+        return span(2, "execute_tool lookup", attributes, parent=1, status=status, events=(event,))
+
+    ok = run(agent(1, "shop"), tool(StatusCode.OK))
+    unset = run(agent(1, "shop"), tool(StatusCode.UNSET))
+    assert ok.tool_calls[0].error is None  # control flow, by the instrumentation's verdict
+    assert unset.tool_calls[0].error is not None  # status unset: the event says it failed
+
+
+def test_responses_api_items_in_a_history_answer_a_requested_call() -> None:
+    history = [
+        {"role": "user", "content": "refund please"},
+        {"type": "function_call", "call_id": "h1", "name": "transfer_to_store", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "h1", "output": '{"assistant": "store"}'},
+    ]
+    second = span(
+        6,
+        "chat m",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps(history),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
+            ),
+        },
+        parent=5,
+    )
+    trajectory = run(
+        workflow(),
+        agent(1, "triage", parent=100),
+        genai_chat(2, [{"id": "h1", "name": "transfer_to_store", "arguments": {}}], parent=1),
+        agent(5, "store", parent=100),
+        second,
+    )
+    handed = [step for step in trajectory.steps if step.name == "transfer_to_store"]
+    assert [(step.kind, step.executed, step.source) for step in handed] == [
+        (StepKind.CONTROL, True, "messages")
+    ]
