@@ -36,7 +36,7 @@ from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
-from collector.normalize.run_agent import HOP, run_agent_name
+from collector.normalize.run_agent import holds_agent, run_agents
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
 from collector.normalize.step_list import (
@@ -67,7 +67,7 @@ _STOPS = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
 _RUN_ROLES = _STOPS  # a trace with none of these is no agent run
 _MAX_WRAPPER_DEPTH = 16
 _NOT_A_RUN = "no_agent_spans"
-_HOP = HOP  # ``_work``: a node holding an agent, a workflow or another node
+_HOP = 3  # ``_work``: a hop below (an agent, a workflow, a node), or work of both kinds
 
 
 def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
@@ -124,8 +124,9 @@ class _Builder:
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.work: dict[int, int] = {}  # ``_work`` memo
         self.agent_root = find_agent_root(tree, self.roles, self._work, mappings)
-        self.agent = self._root_agent_name()
-        self.agents: dict[str, None] = {self.agent: None} if self.agent else {}
+        names = run_agents(tree, self.roles, self.agent_root, mappings)
+        self.agent = names[0] if names else None
+        self.agents: dict[str, None] = dict.fromkeys(names)
         self.items: list[tuple[SortKey, Item]] = []
         self.llms: list[LlmCall] = []  # in trajectory order, once ``_steps`` ran
         self.drafts: dict[int, ToolDraft] = {}  # tool span → its draft (for layers)
@@ -133,16 +134,13 @@ class _Builder:
         self.layers_merged = False
         self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
 
-    def _root_agent_name(self) -> str | None:
-        """The run's agent (``run_agent.run_agent_name``)."""
-        return run_agent_name(self.tree, self.roles, self._work, self.agent_root, self.mappings)
-
     def trajectory(self) -> Trajectory:
         order = self.tree.preorder()
         is_run = any(role in _RUN_ROLES for role in self.roles)
         if is_run:
             self._walk(order)
-        steps = mark_handoffs(self._steps()) if len(self.agents) > 1 else self._steps()
+        steps = self._steps()
+        steps = mark_handoffs(steps, self.agents) if len(self.agents) > 1 else steps
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
         error = status_error(root) or status_error(agent_root)
@@ -291,7 +289,7 @@ class _Builder:
             return None, agent, anchor
         step_id = span.span_id.hex()
         self.items.append((key, plain_step(StepKind.AGENT, name, span, parent, agent)))
-        if self._work(i, 0) == _HOP:
+        if holds_agent(self.tree, self.roles, i):  # a sub-agent's run, not a graph step
             self.agents.setdefault(name, None)
             return step_id, name, step_id
         return step_id, agent, anchor

@@ -60,7 +60,7 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
         mlflow_type = attributes.get(mlflow.SPAN_TYPE)
         if mlflow_type is not None and mlflow.classify(span) is Role.TOOL:
             return Role.TOOL, mlflow.NAME
-        if genkit.TYPE in attributes:
+        if genkit.TYPE in attributes and oi_kind is None and tl_kind is None and ls_kind is None:
             return _unless_evident(genkit.classify(span), span, None), genkit.NAME
     return _other_roles(
         span,

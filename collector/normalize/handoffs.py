@@ -1,29 +1,42 @@
-"""Tool calls that hand the run over to another agent: ``control`` steps.
+"""Tool calls that hand the run over to another agent, or run one: ``control`` steps.
 
 Multi-agent frameworks switch agents through a call the model makes. The OpenAI Agents
 SDK and LangGraph's supervisor give the model a ``transfer_to_<agent>`` tool, Google ADK
-a ``transfer_to_agent(agent_name=…)`` tool; the framework answers the call itself
-(``{"assistant": "store"}``, a ``Command(goto="store")``, "Transferred to store") and
-runs the named agent next. Such a call is the framework steering its own run, not work
-of the agent's: read as a tool call, every multi-agent run would "call an unexpected
-tool", and exact matches and precision would fail on runs that did what they should.
+a ``transfer_to_agent(agent_name=…)`` tool, Strands' swarm ``handoff_to_agent``; the
+framework answers the call itself (``{"assistant": "store"}``, a
+``Command(goto="store")``, "Transferred to store") and runs the named agent next. Such a
+call is the framework steering its own run, not work of the agent's: read as a tool
+call, every multi-agent run would "call an unexpected tool", and exact matches and
+precision would fail on runs that did what they should.
 
-The evidence, not a library's or a tool's name: an executed tool call that did not
-fail, whose next step other than tool calls is a hop into agent X (an agent step named
-X, not below the call, and X is not the call's own agent) with no model call between
-them, and the call names X: the tool is called X or ends with ``_X``, or one of its
-argument or result values (within a few levels) is X exactly.
+**A hand-over**, by evidence (no library's or tool's name): among the executed calls
+that did not fail and come right before a hop into agent X (an agent step named X that
+the walk entered, not below the calls, X not their own agent), with at most the calling
+agent's closing model call between (one that requested no further call), the calls
+that name X:
 
-A tool call that *runs* an agent is the other form of the same thing (delegation, an
-agent as a tool: pydantic-ai's ``await other.run(…)`` inside a tool, ADK's
-``AgentTool``, the OpenAI Agents SDK's ``as_tool``): the agent's hop is the call's own
-child step, the work is that agent's, and its steps are in the trajectory. The call is
-a ``control`` step too, so that the delegating agent is not charged with a tool call
-beside the sub-agent's real ones.
+- strongly: the tool's name is X or ends in ``_to_X`` (``transfer_to_X``,
+  ``handoff_to_X``), compared as slugs (``Billing Agent`` and ``billing_agent`` are
+  one name); or its result is X, or an object of one or two fields holding X;
+- weakly: one of its argument or result values, within a few levels, is X
+  (``{"agent_name": X}``). A weak call is a hand-over only when it is the only call
+  there: beside others (``create_ticket(department="billing")`` made with
+  ``transfer_to_billing``) the value may be the agent's own business.
+
+All the strong ones are hand-overs (a framework may record one hand-over twice: the
+model's request and its own span of the switch).
+
+**A delegation**: a tool call that *runs* an agent (pydantic-ai's
+``await other.run(…)`` inside a tool, ADK's ``AgentTool``, the OpenAI Agents SDK's
+``as_tool``): a hop the walk entered is the call's own child step. The work is that
+agent's, its steps are in the trajectory, and the delegating agent is not charged with
+a tool call beside them.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from typing import Any
 
 from collector.normalize.step_records import KIND, with_fields
@@ -31,55 +44,99 @@ from evaluators.trajectory import Step, StepKind
 
 _MAX_DEPTH = 6  # how deep a call's arguments and result are looked through for the name
 _MAX_ITEMS = 64  # how many values of one container are looked at
+_MAX_SCAN = 32  # steps looked ahead of a call for the hop (a batch of parallel calls)
+_SMALL_RESULT = 2  # fields of a result object that may only say where the run went
+_NOT_SLUG = re.compile(r"[^0-9a-z]+")
 
 
-def mark_handoffs(steps: tuple[Step, ...]) -> tuple[Step, ...]:
-    """``steps`` with every hand-over and every call that ran a sub-agent (module
-    docstring) made a ``control`` step; the others as they were."""
-    changed: list[Step] | None = None
-    running = {step.parent_span_id for step in steps if step.kind is StepKind.AGENT}
-    for n in range(len(steps) - 1):
+def mark_handoffs(steps: tuple[Step, ...], agents: Collection[str]) -> tuple[Step, ...]:
+    """``steps`` with every hand-over and every delegation (module docstring) made a
+    ``control`` step; the others as they were. ``agents``: the agents the walk entered
+    (an agent step of another name is a graph's node, no hop)."""
+    hops = [
+        n
+        for n, step in enumerate(steps)
+        if step.kind is StepKind.AGENT and step.name and step.name in agents
+    ]
+    if not hops:
+        return steps
+    marked: set[int] = set()
+    for h in hops:
+        hop = steps[h]
+        parent = hop.parent_span_id
+        batch = _batch_before(steps, h)
+        for n in batch:
+            step = steps[n]
+            if step.span_id and step.span_id == parent and step.agent != hop.name:
+                marked.add(n)  # the call ran the agent
+        marked.update(_hand_overs(steps, batch, hop))
+    if not marked:
+        return steps
+    changed = list(steps)
+    for n in marked:
+        changed[n] = with_fields(steps[n], {KIND: StepKind.CONTROL})
+    return tuple(changed)
+
+
+def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
+    """The executed tool calls right before the hop at ``hop``: back over tool and
+    control steps, through at most one closing model call of their agent (none of the
+    steps between it and the hop is a call it requested: they would come after it)."""
+    found: list[int] = []
+    closing: str | None = None
+    n = hop - 1
+    while n >= 0 and hop - n <= _MAX_SCAN:
         step = steps[n]
-        if step.kind is not StepKind.TOOL or not step.executed:
-            continue
-        if step.span_id and step.span_id in running:  # the call ran a sub-agent
-            if changed is None:
-                changed = list(steps)
-            changed[n] = with_fields(step, {KIND: StepKind.CONTROL})
-            continue
-        if step.error is not None:
-            continue
-        hop = _next_hop(steps, n + 1)
-        if hop is None or not hop.name or hop.name == step.agent:
-            continue
-        if _names_agent(step, hop.name):
-            if changed is None:
-                changed = list(steps)
-            changed[n] = with_fields(step, {KIND: StepKind.CONTROL})
-    return steps if changed is None else tuple(changed)
+        if step.kind is StepKind.TOOL or step.kind is StepKind.CONTROL:
+            if closing is not None and step.agent != closing:
+                break
+            if step.kind is StepKind.TOOL and step.executed:
+                found.append(n)
+        elif step.kind is StepKind.LLM and closing is None and not found:
+            closing = step.agent or ""
+        else:
+            break
+        n -= 1
+    return found
 
 
-def _next_hop(steps: tuple[Step, ...], start: int) -> Step | None:
-    """The first step from ``start`` that is no tool call, if it is an agent step."""
-    for n in range(start, len(steps)):
-        kind = steps[n].kind
-        if kind is StepKind.TOOL or kind is StepKind.CONTROL:
-            continue
-        return steps[n] if kind is StepKind.AGENT else None
-    return None
+def _hand_overs(steps: tuple[Step, ...], batch: list[int], hop: Step) -> list[int]:
+    """The calls of ``batch`` that hand over to ``hop`` (module docstring)."""
+    target = _slug(hop.name)
+    candidates = [n for n in batch if steps[n].error is None and steps[n].agent != hop.name]
+    strong = [n for n in candidates if _strongly_named(steps[n], hop.name, target)]
+    if strong:
+        return strong
+    if len(candidates) == 1 and len(batch) == 1:
+        step = steps[candidates[0]]
+        if _holds(step.args, target, 0) or _holds(step.result, target, 0):
+            return candidates
+    return []
 
 
-def _names_agent(step: Step, agent: str) -> bool:
-    """Whether the call names ``agent``: by its tool name, or as a value it carries."""
-    if step.name == agent or step.name.endswith("_" + agent):
+def _strongly_named(step: Step, agent: str, target: str) -> bool:
+    """The tool is called after the agent, or its whole (small) result names it."""
+    name = _slug(step.name)
+    if name == target or name.endswith("_to_" + target):
         return True
-    return _holds(step.args, agent, 0) or _holds(step.result, agent, 0)
+    result = step.result
+    if isinstance(result, str):
+        return _slug(result) == target
+    if isinstance(result, dict) and 0 < len(result) <= _SMALL_RESULT:
+        return any(isinstance(v, str) and _slug(v) == target for v in result.values())
+    return False
 
 
-def _holds(value: Any, text: str, depth: int) -> bool:
-    """Whether ``value`` is ``text`` or holds it as a whole value (bounded walk)."""
+def _slug(text: str) -> str:
+    """``text`` folded for comparing names: lower case, runs of other characters as ``_``."""
+    return _NOT_SLUG.sub("_", text.casefold()).strip("_")
+
+
+def _holds(value: Any, target: str, depth: int) -> bool:
+    """Whether ``value`` is, or holds as a whole value, a text whose slug is ``target``
+    (bounded walk)."""
     if isinstance(value, str):
-        return value.strip() == text
+        return len(value) <= len(target) * 2 + 8 and _slug(value) == target
     if depth >= _MAX_DEPTH:
         return False
     if isinstance(value, dict):
@@ -88,4 +145,4 @@ def _holds(value: Any, text: str, depth: int) -> bool:
         items = list(value)[:_MAX_ITEMS]
     else:
         return False
-    return any(_holds(item, text, depth + 1) for item in items)
+    return any(_holds(item, target, depth + 1) for item in items)

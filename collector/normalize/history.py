@@ -116,8 +116,8 @@ def _messages(value: Any) -> list[Message]:
 def _message(item: dict[str, Any]) -> Message:
     kind = item.get("type")
     if kind == "function_call":  # a Responses-API input item: one requested call
-        made = requested(item.get("call_id") or item.get("id"), item.get("name"),
-                         item.get("arguments"))  # fmt: skip
+        # (``call_id`` is what the output item names; ``id`` is the item's own, ``fc_…``)
+        made = requested(item.get("call_id"), item.get("name"), item.get("arguments"))
         return Message("assistant", [made] if made is not None else [], [])
     if kind == "function_call_output":  # its answer, by ``call_id``
         return Message("tool", [], [Answer(_id(item.get("call_id")), _result(item.get("output")))])

@@ -1,15 +1,16 @@
 """The run's agent: what the trajectory's ``agent`` names.
 
 The agent root's name (``agent_root``), as its attributes record it, else its span
-name. A root that records no agent name and is no agent itself (a workflow, a graph)
-is named after the agent the run enters first, when the evidence says which:
+name (``run_agents``). A root that records no agent name and is no agent itself (a
+workflow, a graph) is named after the agent the run enters first, when the evidence
+says which:
 
-- a workflow around several named agents, with no work of its own beside them (the
-  OpenAI Agents SDK's workflow span around a triage agent and the agent it hands
-  over to): the first of them, by start time. With one agent, ``agent_root`` has
-  already descended into it (``wrappers.unnamed_wrapper``);
-- a graph whose nodes are all hops and whose run starts and ends in the same node (a
-  supervisor: LangGraph's ``create_supervisor`` runs the supervisor node, a worker,
+- a workflow (or an unrecognised span: a swarm) around several named agents, with no
+  work of its own beside them (the OpenAI Agents SDK's workflow span around a triage
+  agent and the agent it hands over to): the first of them, by start time. With one
+  agent, ``agent_root`` has already descended into it (``wrappers.unnamed_wrapper``);
+- a graph whose nodes all hold an agent and whose run starts and ends in the same node
+  (a supervisor: LangGraph's ``create_supervisor`` runs the supervisor node, a worker,
   and the supervisor again): that node.
 
 An unrecognised root (``Role.OTHER``) is named only by its attributes.
@@ -17,40 +18,38 @@ An unrecognised root (``Role.OTHER``) is named only by its attributes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
 from collector.normalize.steps import agent_name, node_name, recorded_agent_name
 from collector.normalize.tree import SpanTree
 
 _MAX_DEPTH = 8  # plumbing levels looked through below a workflow for its agents
-HOP = 3
-"""``build._Builder._work``'s answer for a span with a hop below it, or work of both kinds."""
 _MIN_SUPERVISOR_NODES = 3  # supervisor, a worker, supervisor again
+_MAX_HOLD_DEPTH = 16  # levels below a node looked through for an agent
 
 
-def run_agent_name(
+def run_agents(
     tree: SpanTree,
     roles: list[Role],
-    work: Callable[[int, int], int],
     agent_root: int,
     mappings: Mappings | None,
-) -> str | None:
-    """The run's agent (module docstring); ``work(i, 0)`` is the builder's ``_work``."""
+) -> tuple[str, ...]:
+    """The run's agent (module docstring), then, when the run is named after the agent
+    it enters, the workflow's own name (a spec that selects the run by it still does);
+    empty when nothing names the run."""
     span, role = tree.spans[agent_root], roles[agent_root]
-    if role is Role.OTHER:
-        return recorded_agent_name(span, mappings)
     if recorded_agent_name(span, mappings) is None:
-        if role is Role.WORKFLOW:
+        if role is Role.WORKFLOW or role is Role.OTHER:
             entry = _first_agent(tree, roles, agent_root, mappings)
             if entry is not None:
-                return entry
+                own = agent_name(span, mappings) if role is Role.WORKFLOW else None
+                return (entry, own) if own and own != entry else (entry,)
         elif role is Role.CHAIN:
-            entry = _supervisor_node(tree, roles, work, agent_root)
+            entry = _supervisor_node(tree, roles, agent_root)
             if entry is not None:
-                return entry
-    return agent_name(span, mappings)
+                return (entry,)
+    name = recorded_agent_name(span, mappings) if role is Role.OTHER else agent_name(span, mappings)
+    return (name,) if name else ()
 
 
 def _first_agent(
@@ -74,12 +73,25 @@ def _first_agent(
     return recorded_agent_name(tree.spans[first], mappings)
 
 
-def _supervisor_node(
-    tree: SpanTree, roles: list[Role], work: Callable[[int, int], int], top: int
-) -> str | None:
-    """The node a graph's run starts and ends in, when all its children are hop nodes."""
+def holds_agent(tree: SpanTree, roles: list[Role], i: int) -> bool:
+    """Whether an agent, a workflow or a graph node runs below span ``i`` (a node that
+    only calls the model and tools is a step of its graph, not a sub-agent's run)."""
+    level = [i]
+    for _ in range(_MAX_HOLD_DEPTH):
+        below = [kid for j in level for kid in tree.children(j)]
+        if not below:
+            return False
+        if any(roles[kid] in AGENTIC or roles[kid] is Role.NODE for kid in below):
+            return True
+        level = below
+    return False
+
+
+def _supervisor_node(tree: SpanTree, roles: list[Role], top: int) -> str | None:
+    """The node a graph's run starts and ends in, when all its children are nodes that
+    hold an agent (a supervisor's node holds its own loop's, a worker's its agent)."""
     kids = sorted(tree.children(top), key=lambda k: tree.spans[k].start_unix_nano)
-    nodes = [k for k in kids if roles[k] is Role.NODE and work(k, 0) == HOP]
+    nodes = [k for k in kids if roles[k] is Role.NODE and holds_agent(tree, roles, k)]
     if len(nodes) < _MIN_SUPERVISOR_NODES or len(nodes) != len(kids):
         return None
     first, last = node_name(tree.spans[nodes[0]]), node_name(tree.spans[nodes[-1]])

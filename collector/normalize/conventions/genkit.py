@@ -151,8 +151,10 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
         return None
     message = _reply(_parsed(span, OUTPUT))
     content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return None  # (no readable reply, e.g. cut by an attribute limit: not "no calls")
     calls: list[RequestedCall] = []
-    for part in content if isinstance(content, list) else ():
+    for part in content:
         request = part.get("toolRequest") if isinstance(part, dict) else None
         if isinstance(request, dict):
             made = requested(request.get("ref"), request.get("name"), request.get("input"))

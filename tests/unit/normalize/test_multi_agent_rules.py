@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from support.span_kit import genai_chat, genai_tool, run, span
+from support.span_kit import genai_chat, genai_tool, oi, oi_llm_calls, run, span
 
 from collector.core.records import Span, StatusCode
 from evaluators.trajectory import StepKind, Trajectory
@@ -39,8 +39,14 @@ def triage_then_store(tool_span: Span, *, chat_between: bool = False) -> Traject
         genai_chat(2, [{"id": "h1", "name": "x", "arguments": {}}], parent=1),
         tool_span,
     ]
-    if chat_between:
-        spans.append(genai_chat(4, [], parent=1, text="let me pass you on"))
+    if chat_between:  # the model asks for one more call after the transfer ran
+        spans.append(genai_chat(4, [{"id": "c0", "name": "note", "arguments": {}}], parent=1))
+        note = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "note"}
+        spans.append(
+            span(
+                9, "execute_tool note", {**note, "gen_ai.tool.call.id": "c0"}, parent=1, start=4500
+            )
+        )
     spans += [
         agent(5, "store", parent=100),
         genai_chat(6, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], parent=5),
@@ -156,3 +162,104 @@ def test_responses_api_items_in_a_history_answer_a_requested_call() -> None:
     assert [(step.kind, step.executed, step.source) for step in handed] == [
         (StepKind.CONTROL, True, "messages")
     ]
+
+
+# --- a review's findings (each failed on 9421834) -----------------------------------
+
+
+def batch_before_billing(first: Span) -> Trajectory:
+    """``first`` and a ``transfer_to_billing`` called in one batch, then agent billing."""
+    return run(
+        workflow(),
+        agent(1, "triage", parent=100),
+        genai_chat(2, [], parent=1),
+        first,
+        genai_tool(4, "transfer_to_billing", "{}", call_id="h1", parent=1),
+        agent(5, "billing", parent=100),
+        genai_chat(6, [], parent=5, text="done"),
+    )
+
+
+def test_a_real_call_in_the_batch_of_a_hand_over_stays_a_tool_call() -> None:
+    by_value = batch_before_billing(
+        genai_tool(3, "create_ticket", '{"department": "billing"}', call_id="t1", parent=1)
+    )
+    by_suffix = batch_before_billing(genai_tool(3, "get_billing", "{}", call_id="t1", parent=1))
+    for trajectory, name in ((by_value, "create_ticket"), (by_suffix, "get_billing")):
+        assert (
+            ("tool", name) in kinds(trajectory),
+            ("control", "transfer_to_billing") in kinds(trajectory),
+        ) == (True, True)
+
+
+def test_agent_names_are_compared_as_slugs() -> None:
+    """The OpenAI Agents SDK names the tool after "Billing Agent" as ``…_billing_agent``."""
+    trajectory = run(
+        workflow(),
+        agent(1, "Triage Agent", parent=100),
+        genai_chat(
+            2, [{"id": "h1", "name": "transfer_to_billing_agent", "arguments": {}}], parent=1
+        ),
+        genai_tool(3, "transfer_to_billing_agent", None, call_id="h1", parent=1),
+        agent(5, "Billing Agent", parent=100),
+        genai_chat(6, [], parent=5, text="done"),
+    )
+    assert ("control", "transfer_to_billing_agent") in kinds(trajectory)
+
+
+def test_the_calling_agents_closing_model_call_may_come_between() -> None:
+    """Strands' swarm: the hand-over, the agent's last words, then the next agent."""
+    trajectory = run(
+        span(100, "invoke_swarm", {"gen_ai.operation.name": "invoke_swarm"}, start=0, end=10**7),
+        agent(1, "front_desk", parent=100),
+        genai_chat(2, [{"id": "h1", "name": "handoff_to_agent", "arguments": {}}], parent=1),
+        genai_tool(
+            3, "handoff_to_agent", '{"agent_name": "store", "message": "m"}', call_id="h1", parent=1
+        ),
+        genai_chat(4, [], parent=1, text="Handing you over."),
+        agent(5, "store", parent=100),
+        genai_chat(6, [], parent=5, text="done"),
+    )
+    assert ("control", "handoff_to_agent") in kinds(trajectory)
+    assert trajectory.agent == "front_desk"  # (an unrecognised root: the entry agent)
+
+
+def test_graph_nodes_that_only_call_the_model_and_tools_are_steps_not_sub_agents() -> None:
+    def node(n: int, name: str) -> Span:
+        return oi(n, name, "CHAIN", parent=1, metadata=json.dumps({"langgraph_node": name}))
+
+    def llm(n: int, parent: int, call: tuple[str, str, str]) -> Span:
+        return oi(n, "ChatOpenAI", "LLM", parent=parent, **oi_llm_calls([call]))
+
+    def tool(n: int, name: str, parent: int) -> Span:
+        return oi(n, name, "TOOL", parent=parent, **{"tool.name": name, "input.value": "{}"})
+
+    trajectory = run(
+        oi(1, "trip_planner", "CHAIN"),
+        node(2, "plan"), llm(3, 2, ("c1", "make_plan", "{}")), tool(4, "make_plan", 2),
+        node(5, "execute"), llm(6, 5, ("c2", "book", "{}")), tool(7, "book", 5),
+        node(8, "plan"), llm(9, 8, ("c3", "check", "{}")), tool(10, "check", 8),
+    )  # fmt: skip
+    assert trajectory.agent == "trip_planner"
+    nodes = [step.name for step in trajectory.steps if step.kind is StepKind.AGENT]
+    assert nodes == ["plan", "execute", "plan"]
+    assert {step.agent for step in trajectory.tool_calls} == {"trip_planner"}
+
+
+def test_a_workflow_named_after_its_entry_agent_keeps_its_own_name_among_the_agents() -> None:
+    trajectory = run(
+        span(
+            100,
+            "Customer service",
+            {"gen_ai.operation.name": "invoke_workflow"},
+            start=0,
+            end=10**7,
+        ),
+        agent(1, "triage", parent=100),
+        genai_chat(2, [{"id": "h1", "name": "transfer_to_store", "arguments": {}}], parent=1),
+        genai_tool(3, "transfer_to_store", "{}", call_id="h1", parent=1),
+        agent(5, "store", parent=100),
+        genai_chat(6, [], parent=5, text="done"),
+    )
+    assert trajectory.agent == "triage"
+    assert trajectory.agents == ("triage", "Customer service", "store")
