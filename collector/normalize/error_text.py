@@ -14,9 +14,11 @@ from __future__ import annotations
 import re
 
 # Plain-text results that open with an error word, up to the first colon:
-# "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …".
+# "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …", and
+# CrewAI's "Error executing tool. coworker mentioned not found, it must be one of the
+# following options:" (86 characters before its colon).
 _ERROR_OPENING = re.compile(
-    r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,80}[:\-]"
+    r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b[^\n:]{0,120}[:\-]"
 )
 # Sentences frameworks hand the model instead of a failed tool's result, read as errors
 # only in a short text (narrative text may open with the same words): "An error

@@ -26,6 +26,9 @@ that name X:
 All the strong ones are hand-overs (a framework may record one hand-over twice: the
 model's request and its own span of the switch).
 
+The same agent's other calls of a tool it handed over or delegated with are steering
+too, failed or not (a delegation to a coworker the model misnamed, retried).
+
 **A delegation**: a tool call that *runs* an agent (pydantic-ai's
 ``await other.run(…)`` inside a tool, ADK's ``AgentTool``, the OpenAI Agents SDK's
 ``as_tool``): a hop the walk entered is the call's own child step. The work is that
@@ -72,6 +75,15 @@ def mark_handoffs(steps: tuple[Step, ...], agents: Collection[str]) -> tuple[Ste
         marked.update(_hand_overs(steps, batch, hop))
     if not marked:
         return steps
+    # The same agent's other calls of a tool it handed over or delegated with are the
+    # same steering, failed or not (CrewAI's delegation to a coworker it misnamed, then
+    # to the right one).
+    steering = {(steps[n].agent, steps[n].name) for n in marked}
+    marked.update(
+        n
+        for n, step in enumerate(steps)
+        if step.kind is StepKind.TOOL and (step.agent, step.name) in steering
+    )
     changed = list(steps)
     for n in marked:
         changed[n] = with_fields(steps[n], {KIND: StepKind.CONTROL})

@@ -263,3 +263,34 @@ def test_a_workflow_named_after_its_entry_agent_keeps_its_own_name_among_the_age
     )
     assert trajectory.agent == "triage"
     assert trajectory.agents == ("triage", "Customer service", "store")
+
+
+def test_a_failed_delegation_by_a_tool_the_agent_delegated_with_is_steering_too() -> None:
+    """CrewAI: the manager names an unknown coworker first (the tool answers with an
+    error), then the right one, whose run is the call's child."""
+    refused = (
+        "\nError executing tool. coworker mentioned not found, it must be one of the"
+        " following options:\n- store\n"
+    )
+    trajectory = run(
+        agent(1, "manager"),
+        genai_chat(2, [{"id": "d0", "name": "delegate", "arguments": {"coworker": "w"}}], parent=1),
+        genai_tool(
+            3,
+            "delegate",
+            '{"coworker": "w"}',
+            call_id="d0",
+            parent=1,
+            **{"gen_ai.tool.call.result": refused},
+        ),
+        genai_chat(
+            4, [{"id": "d1", "name": "delegate", "arguments": {"coworker": "store"}}], parent=1
+        ),
+        genai_tool(5, "delegate", '{"coworker": "store"}', call_id="d1", parent=1),
+        agent(6, "store", parent=5),
+        genai_chat(7, [], parent=6, text="report"),
+        genai_chat(8, [], parent=1, text="done"),
+    )
+    delegations = [step for step in trajectory.steps if step.name == "delegate"]
+    assert [step.kind for step in delegations] == [StepKind.CONTROL, StepKind.CONTROL]
+    assert delegations[0].error is not None  # CrewAI's refusal is read as the error it is
