@@ -34,6 +34,17 @@ too, failed or not (a delegation to a coworker the model misnamed, retried).
 ``as_tool``): a hop the walk entered is the call's own child step. The work is that
 agent's, its steps are in the trajectory, and the delegating agent is not charged with
 a tool call beside them.
+
+**A request the hop ran**: a framework may run the agent a call names with no tool
+span at all (smolagents' managed agents: the model calls the team member like a tool
+and the framework runs the agent's own ``run``). The request then has no execution of
+its own, and the hop follows the model call that made it. The same evidence (the
+request names the agent it comes right before) makes it a ``control`` step, and one
+that ran: the hop is its execution.
+
+An agent step may be named after the traced object and method, ``<agent>.<method>``
+(``store.run``, ``support.arun``), when no attribute names the agent: a call names that
+agent when it names the object, a bare identifier followed by one.
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from collector.normalize.step_records import KIND, with_fields
+from collector.normalize.step_records import EXECUTED, KIND, with_fields
 from evaluators.trajectory import Step, StepKind
 
 _MAX_DEPTH = 6  # how deep a call's arguments and result are looked through for the name
@@ -86,14 +97,16 @@ def mark_handoffs(steps: tuple[Step, ...], agents: Collection[str]) -> tuple[Ste
     )
     changed = list(steps)
     for n in marked:
-        changed[n] = with_fields(steps[n], {KIND: StepKind.CONTROL})
+        ran = {EXECUTED: True} if not steps[n].executed else {}  # (the hop ran the request)
+        changed[n] = with_fields(steps[n], {KIND: StepKind.CONTROL, **ran})
     return tuple(changed)
 
 
 def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
-    """The executed tool calls right before the hop at ``hop``: back over tool and
-    control steps, through at most one closing model call of their agent (none of the
-    steps between it and the hop is a call it requested: they would come after it)."""
+    """The executed tool calls right before the hop at ``hop``, and the requests no span
+    executed there: back over tool and control steps, through at most one closing model
+    call of their agent (none of the steps between it and the hop is a call it
+    requested: they would come after it)."""
     found: list[int] = []
     closing: str | None = None
     n = hop - 1
@@ -102,7 +115,7 @@ def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
         if step.kind is StepKind.TOOL or step.kind is StepKind.CONTROL:
             if closing is not None and step.agent != closing:
                 break
-            if step.kind is StepKind.TOOL and step.executed:
+            if step.kind is StepKind.TOOL:
                 found.append(n)
         elif step.kind is StepKind.LLM and closing is None and not found:
             closing = step.agent or ""
@@ -114,19 +127,28 @@ def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
 
 def _hand_overs(steps: tuple[Step, ...], batch: list[int], hop: Step) -> list[int]:
     """The calls of ``batch`` that hand over to ``hop`` (module docstring)."""
-    target = _slug(hop.name)
+    targets = _targets(hop.name)
     candidates = [n for n in batch if steps[n].error is None and steps[n].agent != hop.name]
-    strong = [n for n in candidates if _strongly_named(steps[n], hop.name, target)]
+    strong = [n for n in candidates if any(_strongly_named(steps[n], t) for t in targets)]
     if strong:
         return strong
     if len(candidates) == 1 and len(batch) == 1:
         step = steps[candidates[0]]
-        if _holds(step.args, target, 0) or _holds(step.result, target, 0):
+        if any(_holds(step.args, t, 0) or _holds(step.result, t, 0) for t in targets):
             return candidates
     return []
 
 
-def _strongly_named(step: Step, agent: str, target: str) -> bool:
+def _targets(agent: str) -> tuple[str, ...]:
+    """The slugs a call may name ``agent`` by: its name's, and for a name
+    ``<object>.<method>`` (two bare identifiers) the object's."""
+    head, dot, method = agent.rpartition(".")
+    if dot and method.isidentifier() and head.replace("-", "_").isidentifier():
+        return (_slug(agent), _slug(head))
+    return (_slug(agent),)
+
+
+def _strongly_named(step: Step, target: str) -> bool:
     """The tool is called after the agent, or its whole (small) result names it."""
     name = _slug(step.name)
     if name == target or name.endswith("_to_" + target):

@@ -91,6 +91,9 @@ CAPTURED = {
     "openai-agents-handoff-openinference",
     "google-adk-sub-agents",
     "pydantic-ai-delegation",
+    "crewai-hierarchical-openinference",
+    "agno-team-openinference",
+    "smolagents-managed-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -120,6 +123,10 @@ MULTI_AGENT = {
     "openai-agents-handoff-openinference": ("triage", "music_store_support"),
     "google-adk-sub-agents": ("music_store_front_desk", "music_store_support"),
     "pydantic-ai-delegation": ("music_store_support", "store"),
+    "crewai-hierarchical-openinference": ("music_store_support", "store"),
+    "agno-team-openinference": ("music_store_support", "store"),
+    # smolagents names its run spans ``<agent name>.run`` and records no agent name
+    "smolagents-managed-openinference": ("music_store_support.run", "store.run"),
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).

@@ -294,3 +294,36 @@ def test_a_failed_delegation_by_a_tool_the_agent_delegated_with_is_steering_too(
     delegations = [step for step in trajectory.steps if step.name == "delegate"]
     assert [step.kind for step in delegations] == [StepKind.CONTROL, StepKind.CONTROL]
     assert delegations[0].error is not None  # CrewAI's refusal is read as the error it is
+
+
+def managed(request: str = "store", store: Span | None = None) -> Trajectory:
+    """A request no span executes, answered by the agent it names (smolagents' managed
+    agents: the framework runs the agent itself, without a tool span)."""
+    return run(
+        agent(1, "front"),
+        genai_chat(2, [{"id": "d1", "name": request, "arguments": {"task": "x?"}}], parent=1),
+        store or agent(4, "store", parent=1),
+        genai_chat(5, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], parent=4),
+        genai_tool(6, "lookup", '{"q": "x"}', call_id="c1", parent=4),
+        genai_chat(7, [], parent=4, text="store says x"),
+        genai_chat(8, [], parent=1, text="x"),
+    )
+
+
+def test_a_request_no_span_ran_that_the_agent_it_names_answers_is_a_delegation() -> None:
+    trajectory = managed()
+    control = [step for step in trajectory.steps if step.kind is StepKind.CONTROL]
+    assert [(step.name, step.executed) for step in control] == [("store", True)]
+    assert [(step.name, step.agent) for step in trajectory.tool_calls] == [("lookup", "store")]
+
+
+def test_a_request_that_names_no_agent_stays_unexecuted() -> None:
+    first = managed(request="lookup_stock").tool_calls[0]
+    assert (first.kind, first.name, first.executed) == (StepKind.TOOL, "lookup_stock", False)
+
+
+def test_an_agent_span_named_after_its_object_and_method_is_named_by_the_object() -> None:
+    unnamed = span(4, "store.run", {"gen_ai.operation.name": "invoke_agent"}, parent=1)
+    trajectory = managed(store=unnamed)
+    assert ("control", "store") in kinds(trajectory)
+    assert [(step.name, step.agent) for step in trajectory.tool_calls] == [("lookup", "store.run")]
