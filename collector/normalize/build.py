@@ -37,7 +37,7 @@ from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
 from collector.normalize.run_agent import holds_agent, run_agents
-from collector.normalize.run_text import recorded_outputs, run_input, run_output
+from collector.normalize.run_text import llm_texts, recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
 from collector.normalize.step_list import (
     Item,
@@ -140,7 +140,8 @@ class _Builder:
         if is_run:
             self._walk(order)
         steps = self._steps()
-        steps = mark_handoffs(steps, self.agents) if len(self.agents) > 1 else steps
+        if len(self.agents) > 1:
+            steps = mark_handoffs(steps, self.agents, llm_texts(self.llms))
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
         error = status_error(root) or status_error(agent_root)

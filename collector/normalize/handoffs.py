@@ -33,7 +33,12 @@ too, failed or not (a delegation to a coworker the model misnamed, retried).
 ``await other.run(…)`` inside a tool, ADK's ``AgentTool``, the OpenAI Agents SDK's
 ``as_tool``): a hop the walk entered is the call's own child step. The work is that
 agent's, its steps are in the trajectory, and the delegating agent is not charged with
-a tool call beside them.
+a tool call beside them. Not every instrumentation nests the agent's span below the call
+that ran it (OpenLLMetry's OpenAI Agents processor parents every agent span to the
+workflow root): a call whose span holds the hop's in time and that carries the
+sub-agent's exchange (one of its argument values is the hop's first model request, or
+its result the hop's last model reply) ran it too. An agent that merely ran while a long
+call was under way (a parallel branch) carries neither.
 
 **A request the hop ran**: a framework may run the agent a call names with no tool
 span at all (smolagents' managed agents: the model calls the team member like a tool
@@ -50,7 +55,7 @@ agent when it names the object, a bare identifier followed by one.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from collector.normalize.step_records import EXECUTED, KIND, with_fields
@@ -61,12 +66,20 @@ _MAX_ITEMS = 64  # how many values of one container are looked at
 _MAX_SCAN = 32  # steps looked ahead of a call for the hop (a batch of parallel calls)
 _SMALL_RESULT = 2  # fields of a result object that may only say where the run went
 _NOT_SLUG = re.compile(r"[^0-9a-z]+")
+_MAX_BACK = 128  # steps looked back from a hop for a call that ran it beside
+_SLACK_NS = 1_000  # rounding of ``duration_s`` when one span's end is compared with another's
+
+# A model call's (request text, reply text), by its step's span id.
+Texts = Callable[[str], tuple[str | None, str | None]]
 
 
-def mark_handoffs(steps: tuple[Step, ...], agents: Collection[str]) -> tuple[Step, ...]:
+def mark_handoffs(
+    steps: tuple[Step, ...], agents: Collection[str], texts: Texts | None = None
+) -> tuple[Step, ...]:
     """``steps`` with every hand-over and every delegation (module docstring) made a
     ``control`` step; the others as they were. ``agents``: the agents the walk entered
-    (an agent step of another name is a graph's node, no hop)."""
+    (an agent step of another name is a graph's node, no hop); ``texts``: the model
+    calls' request and reply texts (for a delegation whose hop is not nested)."""
     hops = [
         n
         for n, step in enumerate(steps)
@@ -84,6 +97,8 @@ def mark_handoffs(steps: tuple[Step, ...], agents: Collection[str]) -> tuple[Ste
             if step.span_id and step.span_id == parent and step.agent != hop.name:
                 marked.add(n)  # the call ran the agent
         marked.update(_hand_overs(steps, batch, hop))
+        if texts is not None:
+            marked.update(_ran_beside(steps, h, texts))
     if not marked:
         return steps
     # The same agent's other calls of a tool it handed over or delegated with are the
@@ -123,6 +138,56 @@ def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
             break
         n -= 1
     return found
+
+
+def _ran_beside(steps: tuple[Step, ...], h: int, texts: Texts) -> list[int]:
+    """The calls before the hop at ``h`` that ran its agent without holding its span
+    (module docstring): their time holds the hop's, and they carry its exchange."""
+    hop = steps[h]
+    start, end = hop.start_unix_nano, _end(hop)
+    inside: list[str] = []
+    for s in steps[h + 1 :]:
+        if s.start_unix_nano > end + _SLACK_NS:
+            break  # (steps are in start order: the rest began after the hop ended)
+        if s.kind is StepKind.LLM and s.agent == hop.name and s.span_id:
+            inside.append(s.span_id)
+    if not inside:
+        return []
+    request, _ = texts(inside[0])
+    _, reply = texts(inside[-1])
+    found: list[int] = []
+    for n in range(h - 1, max(-1, h - 1 - _MAX_BACK), -1):
+        step = steps[n]
+        if step.kind is not StepKind.TOOL or not step.executed or step.agent == hop.name:
+            continue
+        if step.start_unix_nano > start or _end(step) + _SLACK_NS < end:
+            continue
+        result = step.result
+        answered = (
+            isinstance(result, str) and bool(reply) and result.strip() == (reply or "").strip()
+        )
+        if answered or (request and _carries_text(step.args, request, 0)):
+            found.append(n)
+    return found
+
+
+def _end(step: Step) -> int:
+    return step.start_unix_nano + round(step.duration_s * 1e9)
+
+
+def _carries_text(value: Any, text: str, depth: int) -> bool:
+    """Whether ``value`` is ``text`` or holds it as a whole value (bounded walk)."""
+    if isinstance(value, str):
+        return value.strip() == text.strip()
+    if depth >= _MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        items = list(value.values())[:_MAX_ITEMS]
+    elif isinstance(value, list | tuple):
+        items = list(value)[:_MAX_ITEMS]
+    else:
+        return False
+    return any(_carries_text(item, text, depth + 1) for item in items)
 
 
 def _hand_overs(steps: tuple[Step, ...], batch: list[int], hop: Step) -> list[int]:

@@ -130,6 +130,21 @@ def recorded_outputs(run_spans: Sequence[Span], output: str | None) -> list[str]
     return found
 
 
+def llm_texts(llms: Sequence[LlmCall]) -> Callable[[str], tuple[str | None, str | None]]:
+    """A model step's request text and reply text by its span id, as the run's input and
+    answer are read from a model call (``run_input``, ``run_output``); ``(None, None)``
+    for a span that is no model call of ``llms``."""
+    by_span = {llm.step.span_id: llm for llm in llms}
+
+    def texts(span_id: str) -> tuple[str | None, str | None]:
+        llm = by_span.get(span_id)
+        if llm is None:
+            return None, None
+        return _from_layers(conventions.LLM_INPUT, llm), _from_layers(conventions.LLM_OUTPUT, llm)
+
+    return texts
+
+
 def _from_layers(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> str | None:
     """The first layer's text (outermost first); for the reply, a layer that recorded the
     exchange (the request's messages as well) is asked before one that recorded a reply

@@ -103,6 +103,51 @@ def test_a_tool_that_runs_an_agent_is_a_delegation_and_the_agent_does_the_work()
     assert trajectory.agents == ("front", "store")
 
 
+def flat_delegation(result: str, question: str) -> Trajectory:
+    """A delegation whose sub-agent span the instrumentation parents to the workflow root,
+    not to the call that ran it (OpenLLMetry's OpenAI Agents processor): only time and
+    content tie them."""
+    return run(
+        workflow(),
+        agent(1, "front", parent=100),
+        genai_chat(2, [{"id": "d1", "name": "consult", "arguments": {}}], parent=1),
+        span(
+            3,
+            "execute_tool consult",
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "consult",
+                "gen_ai.tool.call.id": "d1",
+                "gen_ai.tool.call.arguments": json.dumps({"input": question}),
+                "gen_ai.tool.call.result": result,
+            },
+            parent=1,
+            end=9_000,
+        ),
+        agent(4, "stock_desk", parent=100)._replace(end_unix_nano=8_000),
+        genai_chat(5, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], parent=4),
+        genai_tool(6, "lookup", '{"q": "x"}', call_id="c1", parent=4),
+        genai_chat(7, [], parent=4, text="stock desk says x"),
+        genai_chat(10, [], parent=1, text="x"),
+    )
+
+
+def test_a_call_that_ran_an_agent_not_nested_below_it_is_a_delegation() -> None:
+    by_answer = flat_delegation("stock desk says x", "anything?")
+    by_request = flat_delegation("(custom summary)", "hello")  # the sub-agent's request
+    for trajectory in (by_answer, by_request):
+        assert ("control", "consult") in kinds(trajectory)
+        assert [(step.name, step.agent) for step in trajectory.tool_calls] == [
+            ("lookup", "stock_desk")
+        ]
+        assert trajectory.output == "x"
+
+
+def test_an_agent_that_only_ran_during_a_call_is_no_delegation() -> None:
+    trajectory = flat_delegation("42 items", "how many?")  # carries none of its exchange
+    assert ("tool", "consult") in kinds(trajectory)
+
+
 def test_a_hand_over_is_no_answer_when_the_run_records_none() -> None:
     trajectory = run(
         agent(1, "front"),
