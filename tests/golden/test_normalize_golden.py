@@ -95,6 +95,7 @@ CAPTURED = {
     "agno-team-openinference",
     "smolagents-managed-openinference",
     "openai-agents-as-tool-traceloop",
+    "strands-multi-agent",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -129,6 +130,7 @@ MULTI_AGENT = {
     # smolagents names its run spans ``<agent name>.run`` and records no agent name
     "smolagents-managed-openinference": ("music_store_support.run", "store.run"),
     "openai-agents-as-tool-traceloop": ("music_store_support", "store"),
+    "strands-multi-agent": ("front_desk", "store"),
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).
