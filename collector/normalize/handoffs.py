@@ -26,51 +26,53 @@ that name X:
 All the strong ones are hand-overs (a framework may record one hand-over twice: the
 model's request and its own span of the switch).
 
-The same agent's other calls of a tool it handed over or delegated with are steering
-too, failed or not (a delegation to a coworker the model misnamed, retried).
+The same agent's other calls of a tool it only ever steered with (every call of it
+that succeeded is a hand-over or a delegation) are steering too, failed or not (a
+delegation to a coworker the model misnamed, retried); a tool that also did work of
+its own keeps its other calls.
 
 **A delegation**: a tool call that *runs* an agent (pydantic-ai's
 ``await other.run(…)`` inside a tool, ADK's ``AgentTool``, the OpenAI Agents SDK's
 ``as_tool``): a hop the walk entered is the call's own child step. The work is that
 agent's, its steps are in the trajectory, and the delegating agent is not charged with
-a tool call beside them. Not every instrumentation nests the agent's span below the call
-that ran it (OpenLLMetry's OpenAI Agents processor parents every agent span to the
-workflow root): a call whose span holds the hop's in time and that carries the
-sub-agent's exchange (one of its argument values is the hop's first model request, or
-its result the hop's last model reply) ran it too. An agent that merely ran while a long
-call was under way (a parallel branch) carries neither.
+a tool call beside them. A call that ran an agent whose span is not below it is found by
+time and content (``delegations``).
 
 **A request the hop ran**: a framework may run the agent a call names with no tool
 span at all (smolagents' managed agents: the model calls the team member like a tool
 and the framework runs the agent's own ``run``). The request then has no execution of
 its own, and the hop follows the model call that made it. The same evidence (the
-request names the agent it comes right before) makes it a ``control`` step, and one
-that ran: the hop is its execution.
+request names the agent it comes right before, strongly) makes it a ``control`` step,
+and one that ran: the hop is its execution. Requests that never ran do not count
+among the calls of a batch otherwise (a closing model call that asked for something
+the framework never ran still closes).
 
-An agent step may be named after the traced object and method, ``<agent>.<method>``
-(``store.run``, ``support.arun``), when no attribute names the agent: a call names that
-agent when it names the object, a bare identifier followed by one.
+An agent step may be named after the traced object and its run method, ``<agent>.run``
+(``store.run``, ``support.arun``: no attribute names the agent): a call names that agent
+when it names the object. Only run methods are cut off (``support.billing``, an agent's
+own dotted name, is not ``support``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Collection
+from itertools import islice
 from typing import Any
 
+from collector.normalize.delegations import ModelCalls, Texts, ran_beside
 from collector.normalize.step_records import EXECUTED, KIND, with_fields
 from evaluators.trajectory import Step, StepKind
 
 _MAX_DEPTH = 6  # how deep a call's arguments and result are looked through for the name
 _MAX_ITEMS = 64  # how many values of one container are looked at
-_MAX_SCAN = 32  # steps looked ahead of a call for the hop (a batch of parallel calls)
+_MAX_SCAN = 32  # steps looked back from a hop for its batch (parallel calls)
 _SMALL_RESULT = 2  # fields of a result object that may only say where the run went
 _NOT_SLUG = re.compile(r"[^0-9a-z]+")
-_MAX_BACK = 128  # steps looked back from a hop for a call that ran it beside
-_SLACK_NS = 1_000  # rounding of ``duration_s`` when one span's end is compared with another's
-
-# A model call's (request text, reply text), by its step's span id.
-Texts = Callable[[str], tuple[str | None, str | None]]
+# Methods that run an agent, whose names instrumentations append to the agent's object's.
+_RUN_METHODS = frozenset(
+    {"run", "arun", "run_sync", "invoke", "ainvoke", "forward", "aforward", "kickoff", "execute"}
+)
 
 
 def mark_handoffs(
@@ -79,7 +81,7 @@ def mark_handoffs(
     """``steps`` with every hand-over and every delegation (module docstring) made a
     ``control`` step; the others as they were. ``agents``: the agents the walk entered
     (an agent step of another name is a graph's node, no hop); ``texts``: the model
-    calls' request and reply texts (for a delegation whose hop is not nested)."""
+    calls' request and reply texts (``delegations``)."""
     hops = [
         n
         for n, step in enumerate(steps)
@@ -88,41 +90,53 @@ def mark_handoffs(
     if not hops:
         return steps
     marked: set[int] = set()
+    ran_by_hop: set[int] = set()  # requests no span ran, whose execution is the hop
+    calls = ModelCalls(steps) if texts is not None else None
     for h in hops:
         hop = steps[h]
-        parent = hop.parent_span_id
-        batch = _batch_before(steps, h)
-        for n in batch:
+        executed, requests = _batch_before(steps, h)
+        for n in executed:
             step = steps[n]
-            if step.span_id and step.span_id == parent and step.agent != hop.name:
+            if step.span_id and step.span_id == hop.parent_span_id and step.agent != hop.name:
                 marked.add(n)  # the call ran the agent
-        marked.update(_hand_overs(steps, batch, hop))
-        if texts is not None:
-            marked.update(_ran_beside(steps, h, texts))
+        marked.update(_hand_overs(steps, executed, hop))
+        found = _requested_hand_overs(steps, requests, hop)
+        marked.update(found)
+        ran_by_hop.update(found)
+        if texts is not None and calls is not None:
+            marked.update(ran_beside(steps, h, texts, calls))
     if not marked:
         return steps
-    # The same agent's other calls of a tool it handed over or delegated with are the
-    # same steering, failed or not (CrewAI's delegation to a coworker it misnamed, then
-    # to the right one).
-    steering = {(steps[n].agent, steps[n].name) for n in marked}
-    marked.update(
-        n
-        for n, step in enumerate(steps)
-        if step.kind is StepKind.TOOL and (step.agent, step.name) in steering
-    )
+    marked.update(_same_steering(steps, marked))
     changed = list(steps)
     for n in marked:
-        ran = {EXECUTED: True} if not steps[n].executed else {}  # (the hop ran the request)
+        ran = {EXECUTED: True} if n in ran_by_hop else {}
         changed[n] = with_fields(steps[n], {KIND: StepKind.CONTROL, **ran})
     return tuple(changed)
 
 
-def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
-    """The executed tool calls right before the hop at ``hop``, and the requests no span
-    executed there: back over tool and control steps, through at most one closing model
-    call of their agent (none of the steps between it and the hop is a call it
-    requested: they would come after it)."""
+def _same_steering(steps: tuple[Step, ...], marked: set[int]) -> list[int]:
+    """The other calls of each (agent, tool) whose every successful call is marked."""
+    pairs = {(steps[n].agent, steps[n].name) for n in marked}
+    calls: dict[tuple[str | None, str], list[int]] = {}
+    for n, step in enumerate(steps):
+        if step.kind is StepKind.TOOL and (step.agent, step.name) in pairs:
+            calls.setdefault((step.agent, step.name), []).append(n)
     found: list[int] = []
+    for group in calls.values():
+        worked = [n for n in group if steps[n].executed and steps[n].error is None]
+        if all(n in marked for n in worked):
+            found.extend(n for n in group if n not in marked and steps[n].executed)
+    return found
+
+
+def _batch_before(steps: tuple[Step, ...], hop: int) -> tuple[list[int], list[int]]:
+    """The executed tool calls right before the hop at ``hop``, and apart the requests no
+    span executed there: back over tool and control steps, through at most one closing
+    model call of their agent (none of the steps between it and the hop is a call it
+    requested and that ran: they would come after it)."""
+    executed: list[int] = []
+    requests: list[int] = []
     closing: str | None = None
     n = hop - 1
     while n >= 0 and hop - n <= _MAX_SCAN:
@@ -131,63 +145,23 @@ def _batch_before(steps: tuple[Step, ...], hop: int) -> list[int]:
             if closing is not None and step.agent != closing:
                 break
             if step.kind is StepKind.TOOL:
-                found.append(n)
-        elif step.kind is StepKind.LLM and closing is None and not found:
+                (executed if step.executed else requests).append(n)
+        elif step.kind is StepKind.LLM and closing is None and not executed:
             closing = step.agent or ""
         else:
             break
         n -= 1
-    return found
+    return executed, requests
 
 
-def _ran_beside(steps: tuple[Step, ...], h: int, texts: Texts) -> list[int]:
-    """The calls before the hop at ``h`` that ran its agent without holding its span
-    (module docstring): their time holds the hop's, and they carry its exchange."""
-    hop = steps[h]
-    start, end = hop.start_unix_nano, _end(hop)
-    inside: list[str] = []
-    for s in steps[h + 1 :]:
-        if s.start_unix_nano > end + _SLACK_NS:
-            break  # (steps are in start order: the rest began after the hop ended)
-        if s.kind is StepKind.LLM and s.agent == hop.name and s.span_id:
-            inside.append(s.span_id)
-    if not inside:
-        return []
-    request, _ = texts(inside[0])
-    _, reply = texts(inside[-1])
-    found: list[int] = []
-    for n in range(h - 1, max(-1, h - 1 - _MAX_BACK), -1):
-        step = steps[n]
-        if step.kind is not StepKind.TOOL or not step.executed or step.agent == hop.name:
-            continue
-        if step.start_unix_nano > start or _end(step) + _SLACK_NS < end:
-            continue
-        result = step.result
-        answered = (
-            isinstance(result, str) and bool(reply) and result.strip() == (reply or "").strip()
-        )
-        if answered or (request and _carries_text(step.args, request, 0)):
-            found.append(n)
-    return found
-
-
-def _end(step: Step) -> int:
-    return step.start_unix_nano + round(step.duration_s * 1e9)
-
-
-def _carries_text(value: Any, text: str, depth: int) -> bool:
-    """Whether ``value`` is ``text`` or holds it as a whole value (bounded walk)."""
-    if isinstance(value, str):
-        return value.strip() == text.strip()
-    if depth >= _MAX_DEPTH:
-        return False
-    if isinstance(value, dict):
-        items = list(value.values())[:_MAX_ITEMS]
-    elif isinstance(value, list | tuple):
-        items = list(value)[:_MAX_ITEMS]
-    else:
-        return False
-    return any(_carries_text(item, text, depth + 1) for item in items)
+def _requested_hand_overs(steps: tuple[Step, ...], requests: list[int], hop: Step) -> list[int]:
+    """The requests no span ran that strongly name the agent of ``hop``."""
+    targets = _targets(hop.name)
+    return [
+        n
+        for n in requests
+        if steps[n].agent != hop.name and any(_strongly_named(steps[n], t) for t in targets)
+    ]
 
 
 def _hand_overs(steps: tuple[Step, ...], batch: list[int], hop: Step) -> list[int]:
@@ -206,9 +180,9 @@ def _hand_overs(steps: tuple[Step, ...], batch: list[int], hop: Step) -> list[in
 
 def _targets(agent: str) -> tuple[str, ...]:
     """The slugs a call may name ``agent`` by: its name's, and for a name
-    ``<object>.<method>`` (two bare identifiers) the object's."""
+    ``<object>.<run method>`` the object's."""
     head, dot, method = agent.rpartition(".")
-    if dot and method.isidentifier() and head.replace("-", "_").isidentifier():
+    if dot and method in _RUN_METHODS and head.replace("-", "_").isidentifier():
         return (_slug(agent), _slug(head))
     return (_slug(agent),)
 
@@ -239,9 +213,9 @@ def _holds(value: Any, target: str, depth: int) -> bool:
     if depth >= _MAX_DEPTH:
         return False
     if isinstance(value, dict):
-        items = list(value.values())[:_MAX_ITEMS]
+        items: list[Any] = list(islice(value.values(), _MAX_ITEMS))
     elif isinstance(value, list | tuple):
-        items = list(value)[:_MAX_ITEMS]
+        items = list(islice(value, _MAX_ITEMS))
     else:
         return False
     return any(_holds(item, target, depth + 1) for item in items)

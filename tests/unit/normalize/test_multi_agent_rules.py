@@ -103,7 +103,16 @@ def test_a_tool_that_runs_an_agent_is_a_delegation_and_the_agent_does_the_work()
     assert trajectory.agents == ("front", "store")
 
 
-def flat_delegation(result: str, question: str) -> Trajectory:
+FORWARDED = "the front desk asks: how many in stock?"
+
+
+def asked(chat: Span, text: str = FORWARDED) -> Span:
+    """``chat`` with ``text`` as its user message."""
+    messages = json.dumps([{"role": "user", "parts": [{"type": "text", "content": text}]}])
+    return chat._replace(attributes={**chat.attributes, "gen_ai.input.messages": messages})
+
+
+def flat_delegation(result: str, question: str, store_request: str = FORWARDED) -> Trajectory:
     """A delegation whose sub-agent span the instrumentation parents to the workflow root,
     not to the call that ran it (OpenLLMetry's OpenAI Agents processor): only time and
     content tie them."""
@@ -125,7 +134,10 @@ def flat_delegation(result: str, question: str) -> Trajectory:
             end=9_000,
         ),
         agent(4, "stock_desk", parent=100)._replace(end_unix_nano=8_000),
-        genai_chat(5, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], parent=4),
+        asked(
+            genai_chat(5, [{"id": "c1", "name": "lookup", "arguments": {}}], parent=4),
+            store_request,
+        ),
         genai_tool(6, "lookup", '{"q": "x"}', call_id="c1", parent=4),
         genai_chat(7, [], parent=4, text="stock desk says x"),
         genai_chat(10, [], parent=1, text="x"),
@@ -134,7 +146,7 @@ def flat_delegation(result: str, question: str) -> Trajectory:
 
 def test_a_call_that_ran_an_agent_not_nested_below_it_is_a_delegation() -> None:
     by_answer = flat_delegation("stock desk says x", "anything?")
-    by_request = flat_delegation("(custom summary)", "hello")  # the sub-agent's request
+    by_request = flat_delegation("(custom summary)", FORWARDED)  # the sub-agent's request
     for trajectory in (by_answer, by_request):
         assert ("control", "consult") in kinds(trajectory)
         assert [(step.name, step.agent) for step in trajectory.tool_calls] == [
@@ -145,6 +157,13 @@ def test_a_call_that_ran_an_agent_not_nested_below_it_is_a_delegation() -> None:
 
 def test_an_agent_that_only_ran_during_a_call_is_no_delegation() -> None:
     trajectory = flat_delegation("42 items", "how many?")  # carries none of its exchange
+    assert ("tool", "consult") in kinds(trajectory)
+
+
+def test_a_parallel_branch_given_the_callers_own_question_is_no_delegation() -> None:
+    """The call carries the branch's first request, but so did the caller's own model
+    call: the text was given to both, not passed on by the call."""
+    trajectory = flat_delegation("42 items", "hello", store_request="hello")  # (the caller's)
     assert ("tool", "consult") in kinds(trajectory)
 
 
@@ -372,3 +391,22 @@ def test_an_agent_span_named_after_its_object_and_method_is_named_by_the_object(
     trajectory = managed(store=unnamed)
     assert ("control", "store") in kinds(trajectory)
     assert [(step.name, step.agent) for step in trajectory.tool_calls] == [("lookup", "store.run")]
+
+
+def test_only_an_error_sentence_may_run_long_before_its_colon() -> None:
+    """CrewAI's refusal opens with a sentence; a report that only mentions error rates
+    and has a colon 99 characters in is no error."""
+    long_plain = (
+        "Error rates for the checkout service stayed below the 0.1% objective for the"
+        " whole week of March 12: no action needed."
+    )
+    refusal = (
+        "\nError executing tool. coworker mentioned not found, it must be one of the"
+        " following options:\n- store\n"
+    )
+    for text, failed in ((long_plain, False), (refusal, True)):
+        trajectory = run(
+            agent(1, "shop"),
+            genai_tool(2, "kb_search", "{}", call_id=None, **{"gen_ai.tool.call.result": text}),
+        )
+        assert (trajectory.tool_calls[0].error is not None) is failed
