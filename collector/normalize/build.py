@@ -49,12 +49,7 @@ from collector.normalize.step_list import (
     sort_key,
 )
 from collector.normalize.step_records import duration_s, new_trajectory
-from collector.normalize.steps import (
-    agent_name,
-    llm_step,
-    node_name,
-    plain_step,
-)
+from collector.normalize.steps import agent_name, llm_step, node_name, plain_step
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
 from collector.normalize.wrappers import anonymous_agent, not_a_hop, rewraps, wraps_work
@@ -133,6 +128,7 @@ class _Builder:
         self.calls: dict[int, LlmCall] = {}  # model span → its call (for layers)
         self.layers_merged = False
         self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
+        self.leafy: dict[int, bool] = {}  # ``_loop_turn`` memo: a span has leaf children
 
     def trajectory(self) -> Trajectory:
         order = self.tree.preorder()
@@ -364,9 +360,13 @@ class _Builder:
     def _loop_turn(self, i: int, span: Span) -> bool:
         """An agent span naming no agent inside an agent whose model and tool calls all sit
         in such spans (none beside them): a turn of that agent's loop (``wrappers``)."""
-        kids = self.tree.children(self.tree.parent[i])
-        leaves = any(self.roles[kid] in LEAF_ROLES for kid in kids)
-        return not leaves and anonymous_agent(span, self.mappings)
+        if not anonymous_agent(span, self.mappings):
+            return False
+        parent = self.tree.parent[i]
+        if parent not in self.leafy:  # (once per parent: its agent spans share the answer)
+            kids = self.tree.children(parent)
+            self.leafy[parent] = any(self.roles[kid] in LEAF_ROLES for kid in kids)
+        return not self.leafy[parent]
 
     def _work(self, i: int, depth: int) -> int:
         """The one kind of leaf work below span ``i`` (``Role.LLM`` or ``Role.TOOL``), 0 for
