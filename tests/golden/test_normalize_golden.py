@@ -97,6 +97,7 @@ CAPTURED = {
     "openai-agents-as-tool-traceloop",
     "strands-multi-agent",
     "google-adk-agent-tool",
+    "autogen-swarm",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -133,6 +134,7 @@ MULTI_AGENT = {
     "openai-agents-as-tool-traceloop": ("music_store_support", "store"),
     "strands-multi-agent": ("front_desk", "store"),
     "google-adk-agent-tool": ("music_store_front_desk", "music_store_support"),
+    "autogen-swarm": ("front_desk", "store"),
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).

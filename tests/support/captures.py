@@ -14,7 +14,7 @@ TRACES = GOLDEN / "traces"
 # Captures whose instrumentation records no text at all (AutoGen's own tracing: agent
 # and tool spans with names, call ids and statuses, no model spans): no arguments,
 # results, input or answer, so no spec that selects or judges on them applies.
-NO_CONTENT_RECORDED = frozenset({"autogen-agentchat"})
+NO_CONTENT_RECORDED = frozenset({"autogen-agentchat", "autogen-swarm"})
 # Captures whose session id reaches no exported span (MLflow keeps it as trace metadata,
 # which its OTLP export leaves out; DSPy puts no thread id in the run's inputs either).
 SESSION_NOT_RECORDED = frozenset({"dspy-mlflow"})
