@@ -11,7 +11,16 @@ says which:
   agent, ``agent_root`` has already descended into it (``wrappers.unnamed_wrapper``);
 - a graph whose nodes all hold an agent and whose run starts and ends in the same node
   (a supervisor: LangGraph's ``create_supervisor`` runs the supervisor node, a worker,
-  and the supervisor again): that node.
+  and the supervisor again): that node;
+- a graph whose nodes all hold an agent, at least two of them by name, and whose run
+  ends elsewhere (a swarm: ``langgraph-swarm`` runs the active agent's node, which hands
+  over to another that answers): the node it enters first; a graph that runs one such
+  node and nothing else with work (a swarm's later turn starting at the agent that
+  answered last): that node.
+
+Nodes with no model or tool call anywhere below them are plumbing here, whatever their
+children are called (LangGraph's ``__start__`` node runs the swarm's router,
+``route_to_active_agent``, which instrumentations that type runs by name call an agent).
 
 An unrecognised root (``Role.OTHER``) is named only by its attributes.
 """
@@ -87,12 +96,32 @@ def holds_agent(tree: SpanTree, roles: list[Role], i: int) -> bool:
     return False
 
 
+def _has_work(tree: SpanTree, roles: list[Role], i: int) -> bool:
+    """Whether span ``i`` is, or has below it, a model or tool call (bounded depth)."""
+    level = [i]
+    for _ in range(_MAX_HOLD_DEPTH):
+        if any(roles[j] in LEAF_ROLES for j in level):
+            return True
+        level = [kid for j in level for kid in tree.children(j)]
+        if not level:
+            return False
+    return False
+
+
 def _supervisor_node(tree: SpanTree, roles: list[Role], top: int) -> str | None:
-    """The node a graph's run starts and ends in, when all its children are nodes that
-    hold an agent (a supervisor's node holds its own loop's, a worker's its agent)."""
+    """The node a graph's run enters first, when all its children with work are nodes
+    that hold an agent (module docstring: a supervisor, a swarm)."""
     kids = sorted(tree.children(top), key=lambda k: tree.spans[k].start_unix_nano)
-    nodes = [k for k in kids if roles[k] is Role.NODE and holds_agent(tree, roles, k)]
-    if len(nodes) < _MIN_SUPERVISOR_NODES or len(nodes) != len(kids):
+    working = [k for k in kids if _has_work(tree, roles, k)]
+    nodes = [k for k in working if roles[k] is Role.NODE and holds_agent(tree, roles, k)]
+    if not nodes or len(nodes) != len(working):
         return None
-    first, last = node_name(tree.spans[nodes[0]]), node_name(tree.spans[nodes[-1]])
-    return first if first == last else None
+    names = [node_name(tree.spans[k]) for k in nodes]
+    first, last = names[0], names[-1]
+    if len(nodes) >= _MIN_SUPERVISOR_NODES and first == last:  # a supervisor
+        return first
+    if first != last and len(set(names)) >= 2:  # a swarm: the entry hands over
+        return first
+    if len(nodes) == 1 and len(kids) > 1:  # one agent's node beside plumbing only
+        return first
+    return None

@@ -98,6 +98,7 @@ CAPTURED = {
     "strands-multi-agent",
     "google-adk-agent-tool",
     "autogen-swarm",
+    "langgraph-swarm-langfuse",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -135,6 +136,7 @@ MULTI_AGENT = {
     "strands-multi-agent": ("front_desk", "store"),
     "google-adk-agent-tool": ("music_store_front_desk", "music_store_support"),
     "autogen-swarm": ("front_desk", "store"),
+    "langgraph-swarm-langfuse": ("front_desk", "store"),
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).

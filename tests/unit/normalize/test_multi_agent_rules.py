@@ -410,3 +410,31 @@ def test_only_an_error_sentence_may_run_long_before_its_colon() -> None:
             genai_tool(2, "kb_search", "{}", call_id=None, **{"gen_ai.tool.call.result": text}),
         )
         assert (trajectory.tool_calls[0].error is not None) is failed
+
+
+def test_a_swarm_graph_is_the_run_of_the_node_it_enters_first() -> None:
+    """langgraph-swarm: ``__start__`` (a router typed an agent by its name, no work),
+    the active agent's node, then the node it handed over to, which answers."""
+
+    def node(n: int, name: str, parent: int = 1) -> Span:
+        return oi(n, name, "CHAIN", parent=parent, metadata=json.dumps({"langgraph_node": name}))
+
+    def llm(n: int, parent: int, call: tuple[str, str, str]) -> Span:
+        return oi(n, "ChatOpenAI", "LLM", parent=parent, **oi_llm_calls([call]))
+
+    def tool(n: int, name: str, parent: int) -> Span:
+        return oi(n, name, "TOOL", parent=parent, **{"tool.name": name, "input.value": "{}"})
+
+    def graph(n: int, name: str, parent: int) -> Span:
+        return oi(n, name, "AGENT", parent=parent, **{"agent.name": name})
+
+    trajectory = run(
+        oi(1, "LangGraph", "CHAIN"),
+        node(2, "__start__"), oi(3, "route_to_active_agent", "AGENT", parent=2),
+        node(4, "front_desk"), graph(5, "front_desk", 4),
+        llm(6, 5, ("h1", "transfer_to_store", "{}")), tool(7, "transfer_to_store", 5),
+        node(8, "store"), graph(9, "store", 8),
+        llm(10, 9, ("c1", "lookup", "{}")), tool(11, "lookup", 9),
+    )  # fmt: skip
+    assert trajectory.agent == "front_desk"
+    assert [(step.name, step.agent) for step in trajectory.tool_calls] == [("lookup", "store")]
