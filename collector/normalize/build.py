@@ -34,6 +34,7 @@ from collector.normalize.gaps import gaps_of
 from collector.normalize.handoffs import mark_handoffs
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
+from collector.normalize.named_agents import confirmed_agents
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
 from collector.normalize.run_agent import holds_agent, run_agents
@@ -116,6 +117,7 @@ class _Builder:
             self.families.append(convention)
             found.add(convention)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
+        self.named = confirmed_agents(tree, self.roles)  # (their roles become AGENT)
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.work: dict[int, int] = {}  # ``_work`` memo
         self.agent_root = find_agent_root(tree, self.roles, self._work, mappings)
@@ -136,7 +138,7 @@ class _Builder:
         if is_run:
             self._walk(order)
         steps = self._steps()
-        if len(self.agents) > 1:
+        if any(name != self.agent for name in self.agents):  # a hop into another agent
             steps = mark_handoffs(steps, self.agents, llm_texts(self.llms))
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
@@ -254,7 +256,7 @@ class _Builder:
                 self.tree, self.roles, self._work, i, memo=self.wrappers, family=self.families[i]
             ):
                 return None, agent, anchor  # the agent's own work, the loop's model step, a chain
-            name = agent_name(span, self.mappings)
+            name = self.named.get(i) or agent_name(span, self.mappings)
             if name == agent and parent == anchor:
                 return None, agent, anchor  # the same agent re-wrapped: not a hop
             if parent == anchor and rewraps(self.tree, self.roles, i, agent, self.mappings):
@@ -353,9 +355,6 @@ class _Builder:
             self.roles[sibling] is Role.NODE and self._work(sibling, 0) == other
             for sibling in siblings
         )
-
-    def _wraps(self, i: int) -> bool:
-        return wraps_work(self.tree, self._work, self._layer_above, i)
 
     def _loop_turn(self, i: int, span: Span) -> bool:
         """An agent span naming no agent inside an agent whose model and tool calls all sit

@@ -183,24 +183,24 @@ def _targets(agent: str) -> tuple[str, ...]:
     ``<object>.<run method>`` the object's."""
     head, dot, method = agent.rpartition(".")
     if dot and method in _RUN_METHODS and head.replace("-", "_").isidentifier():
-        return (_slug(agent), _slug(head))
-    return (_slug(agent),)
+        return (slug(agent), slug(head))
+    return (slug(agent),)
 
 
 def _strongly_named(step: Step, target: str) -> bool:
     """The tool is called after the agent, or its whole (small) result names it."""
-    name = _slug(step.name)
+    name = slug(step.name)
     if name == target or name.endswith("_to_" + target):
         return True
     result = step.result
     if isinstance(result, str):
-        return _slug(result) == target
+        return slug(result) == target
     if isinstance(result, dict) and 0 < len(result) <= _SMALL_RESULT:
-        return any(isinstance(v, str) and _slug(v) == target for v in result.values())
+        return any(isinstance(v, str) and slug(v) == target for v in result.values())
     return False
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     """``text`` folded for comparing names: lower case, runs of other characters as ``_``."""
     return _NOT_SLUG.sub("_", text.casefold()).strip("_")
 
@@ -209,7 +209,7 @@ def _holds(value: Any, target: str, depth: int) -> bool:
     """Whether ``value`` is, or holds as a whole value, a text whose slug is ``target``
     (bounded walk)."""
     if isinstance(value, str):
-        return len(value) <= len(target) * 2 + 8 and _slug(value) == target
+        return len(value) <= len(target) * 2 + 8 and slug(value) == target
     if depth >= _MAX_DEPTH:
         return False
     if isinstance(value, dict):

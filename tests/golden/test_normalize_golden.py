@@ -99,6 +99,7 @@ CAPTURED = {
     "google-adk-agent-tool",
     "autogen-swarm",
     "langgraph-swarm-langfuse",
+    "openai-agents-handoff-logfire",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -123,7 +124,7 @@ AGENT_NAME_NOT_RECORDED = {
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
-MULTI_AGENT = {
+MULTI_AGENT: dict[str, tuple[str | None, str]] = {
     "langgraph-supervisor-openinference": ("music_store_support", "store"),
     "openai-agents-handoff-openinference": ("triage", "music_store_support"),
     "google-adk-sub-agents": ("music_store_front_desk", "music_store_support"),
@@ -137,6 +138,9 @@ MULTI_AGENT = {
     "google-adk-agent-tool": ("music_store_front_desk", "music_store_support"),
     "autogen-swarm": ("front_desk", "store"),
     "langgraph-swarm-langfuse": ("front_desk", "store"),
+    # Logfire names the store agent only under a bare ``name``, confirmed by the
+    # hand-over; the triage agent (nothing hands over to it) is named nowhere
+    "openai-agents-handoff-logfire": (None, "music_store_support"),
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).
@@ -166,7 +170,7 @@ QUALIFIED_TOOL_NAMES = set(TOOL_PREFIXES)
 # Sessions recorded under a key too bare to take for one unmapped: the OpenAI Agents SDK's
 # ``group_id`` (its conversation id) on Logfire's root span. A user maps it
 # (``normalization.mappings.session_id: group_id``; docs/instrument-your-agent.md).
-SESSION_ONLY_MAPPED = {"openai-agents-logfire"}
+SESSION_ONLY_MAPPED = {"openai-agents-logfire", "openai-agents-handoff-logfire"}
 CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 
 

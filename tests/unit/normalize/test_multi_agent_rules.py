@@ -438,3 +438,31 @@ def test_a_swarm_graph_is_the_run_of_the_node_it_enters_first() -> None:
     )  # fmt: skip
     assert trajectory.agent == "front_desk"
     assert [(step.name, step.agent) for step in trajectory.tool_calls] == [("lookup", "store")]
+
+
+def test_a_bare_name_is_an_agent_only_where_a_hand_over_names_it() -> None:
+    """Logfire writes an agent run as ``Agent run: {name!r}`` with a bare ``name``."""
+
+    def bare(n: int, name: str, parent: int = 100) -> Span:
+        return span(n, "Agent run: {name!r}", {"name": name}, parent=parent)
+
+    def turns(handed_to: str) -> Trajectory:
+        return run(
+            span(100, "OpenAI Agents trace", {"name": "support turn"}, start=0, end=10**7),
+            bare(1, "triage"),
+            genai_chat(
+                2, [{"id": "h1", "name": f"transfer_to_{handed_to}", "arguments": {}}], parent=1
+            ),
+            genai_tool(3, f"transfer_to_{handed_to}", "{}", call_id="h1", parent=1),
+            bare(5, "store"),
+            genai_chat(6, [{"id": "c1", "name": "lookup", "arguments": {}}], parent=5),
+            genai_tool(7, "lookup", "{}", call_id="c1", parent=5),
+            genai_chat(8, [], parent=5, text="done"),
+        )
+
+    named = turns("store")
+    assert ("agent", "store") in kinds(named)
+    assert ("control", "transfer_to_store") in kinds(named)
+    assert [(step.name, step.agent) for step in named.tool_calls] == [("lookup", "store")]
+    unconfirmed = turns("billing")  # the hand-over names another agent: "store" is no one
+    assert not [step for step in unconfirmed.steps if step.kind is StepKind.AGENT]

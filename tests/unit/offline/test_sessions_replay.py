@@ -26,7 +26,7 @@ FRAMEWORKS = sorted(path.parent.name for path in TRACES.glob("*/multi_turn.jsonl
 
 # Captures whose session is read only through a mapping (the OpenAI Agents SDK's
 # ``group_id`` on Logfire's root span; tests/golden/test_normalize_golden.py).
-SESSION_MAPPING = {"openai-agents-logfire": "group_id"}
+SESSION_MAPPING = {"openai-agents-logfire": "group_id", "openai-agents-handoff-logfire": "group_id"}
 
 
 def replay(
