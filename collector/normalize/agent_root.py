@@ -52,18 +52,19 @@ def _lone_agent(tree: SpanTree, roles: list[Role], i: int) -> int | None:
     agentic = [kid for kid in kids if roles[kid] in AGENTIC]
     if len(agentic) != 1 or any(roles[kid] in LEAF_ROLES for kid in kids):
         return None
-    if any(kid != agentic[0] and _works(tree, roles, kid) for kid in kids):
-        return None  # (a sibling with model calls of its own below: another agent's run)
+    if any(kid != agentic[0] and _calls_tools(tree, roles, kid) for kid in kids):
+        return None  # (a sibling running a tool loop of its own: another agent's run)
     return agentic[0]
 
 
-def _works(tree: SpanTree, roles: list[Role], i: int) -> bool:
-    """Whether a model call runs below span ``i`` through plumbing only (bounded)."""
+def _calls_tools(tree: SpanTree, roles: list[Role], i: int) -> bool:
+    """Whether a tool call runs below span ``i`` through plumbing only (bounded): an agent's
+    loop, unlike a lone model call that rewrites or condenses the question."""
     level = [i]
     for _ in range(_MAX_DEPTH):
         level = [kid for j in level for kid in tree.children(j) if roles[kid] not in AGENTIC]
         if not level:
             return False
-        if any(roles[kid] is Role.LLM for kid in level):
+        if any(roles[kid] is Role.TOOL for kid in level):
             return True
     return False

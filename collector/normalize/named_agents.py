@@ -6,9 +6,10 @@ of the agent is a bare ``name`` attribute (``name: "store"`` on ``Agent run: {na
 A key that bare is no evidence by itself (ADR 0017's 2026-11-27 addendum declined it:
 many spans carry a ``name``). It is evidence where the trace confirms it: a model call
 in the same trace requested a hand-over that names the agent (``transfer_to_store``:
-the tool is named X or ends in ``_to_X``, compared as slugs), and the span has model
-calls below it. Such a span is read as agent X's run; the hand-over then has a hop to
-hand over to (rule 35).
+the tool's name ends in ``_to_X``, compared as slugs; a tool named X is no evidence,
+since a tool's own span carries its name), and the span has model calls below it.
+Such a span is read as agent X's run; the hand-over then has a hop to hand over to
+(rule 35).
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ def confirmed_agents(tree: SpanTree, roles: list[Role]) -> dict[int, str]:
 
 
 def _handed_over_to(named: set[str], target: str) -> bool:
-    return target in named or any(name.endswith("_to_" + target) for name in named)
+    """Whether a requested call hands over to ``target`` by the ``*_to_X`` form. A call
+    named X itself is no evidence here: Logfire's ``Function: {name}`` span of a tool
+    (or of ``as_tool``'s agent tool) carries that very name."""
+    return any(name.endswith("_to_" + target) for name in named)
 
 
 def _model_call_below(tree: SpanTree, roles: list[Role], i: int) -> bool:

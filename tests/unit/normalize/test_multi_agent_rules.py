@@ -466,3 +466,32 @@ def test_a_bare_name_is_an_agent_only_where_a_hand_over_names_it() -> None:
     assert [(step.name, step.agent) for step in named.tool_calls] == [("lookup", "store")]
     unconfirmed = turns("billing")  # the hand-over names another agent: "store" is no one
     assert not [step for step in unconfirmed.steps if step.kind is StepKind.AGENT]
+
+
+def test_a_tools_own_span_named_after_it_is_no_agent() -> None:
+    """Logfire writes a tool's execution as ``Function: {name}`` with a bare ``name``; a
+    tool that calls the model itself must stay the agent's tool call."""
+    trajectory = run(
+        span(1, "Agent run: {name!r}", {"name": "shop"}),
+        genai_chat(2, [{"id": "s1", "name": "summarize", "arguments": {}}], parent=1),
+        span(3, "Function: {name}", {"name": "summarize"}, parent=1),
+        genai_chat(4, [], parent=3, text="summary"),
+        genai_chat(5, [], parent=1, text="done"),
+    )
+    assert not [step for step in trajectory.steps if step.kind is StepKind.AGENT]
+
+
+def test_a_question_condensed_beside_the_agent_leaves_the_agent_the_run() -> None:
+    """A lone model call beside the agent (condensing, rewriting the question) is no other
+    agent's run: the descent to the agent goes on."""
+    trajectory = run(
+        span(1, "POST /chat", {}),
+        span(2, "rewrite_query", {}, parent=1),
+        genai_chat(3, [], parent=2, text="q2"),
+        agent(4, "shop", parent=1),
+        genai_chat(5, [{"id": "c1", "name": "lookup", "arguments": {}}], parent=4),
+        genai_tool(6, "lookup", "{}", call_id="c1", parent=4),
+        genai_chat(7, [], parent=4, text="done"),
+    )
+    assert trajectory.agent == "shop"
+    assert not [step for step in trajectory.steps if step.kind is StepKind.AGENT]
