@@ -15,10 +15,11 @@ from collections.abc import Callable
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
 from collector.normalize.steps import recorded_agent_name
-from collector.normalize.tree import SpanTree
+from collector.normalize.tree import SpanTree, role_below
 from collector.normalize.wrappers import unnamed_wrapper
 
 _MAX_DEPTH = 16
+_TOOL = frozenset({Role.TOOL})
 
 
 def find_agent_root(
@@ -60,11 +61,4 @@ def _lone_agent(tree: SpanTree, roles: list[Role], i: int) -> int | None:
 def _calls_tools(tree: SpanTree, roles: list[Role], i: int) -> bool:
     """Whether a tool call runs below span ``i`` through plumbing only (bounded): an agent's
     loop, unlike a lone model call that rewrites or condenses the question."""
-    level = [i]
-    for _ in range(_MAX_DEPTH):
-        level = [kid for j in level for kid in tree.children(j) if roles[kid] not in AGENTIC]
-        if not level:
-            return False
-        if any(roles[kid] is Role.TOOL for kid in level):
-            return True
-    return False
+    return role_below(tree, roles, i, _TOOL, stop=AGENTIC, max_depth=_MAX_DEPTH)

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from itertools import islice
-from typing import Any
 
+from collector.normalize.values import holds_text
 from evaluators.trajectory import Step, StepKind
 
-_MAX_DEPTH = 6  # how deep a call's arguments are looked through for the request
-_MAX_ITEMS = 64  # how many values of one container are looked at
 _MAX_BACK = 128  # steps looked back from a hop for a call that ran it
 _SLACK_NS = 1_000  # rounding of ``duration_s`` when one span's end is compared with another's
 
@@ -87,7 +84,8 @@ def end_of(step: Step) -> int:
 def _passed_on(steps: tuple[Step, ...], n: int, request: str, texts: Texts) -> bool:
     """Whether the call at ``n`` passed ``request`` on: one of its argument values, and
     not the calling agent's own request (a text everyone was given)."""
-    return _carries(steps[n].args, request, 0) and _own_request(steps, n, texts) != request
+    passed = holds_text(steps[n].args, lambda text: text.strip() == request)
+    return passed and _own_request(steps, n, texts) != request
 
 
 def _own_request(steps: tuple[Step, ...], n: int, texts: Texts) -> str | None:
@@ -100,18 +98,3 @@ def _own_request(steps: tuple[Step, ...], n: int, texts: Texts) -> str | None:
             own, _ = texts(step.span_id)
             return own.strip() if own else None
     return None
-
-
-def _carries(value: Any, text: str, depth: int) -> bool:
-    """Whether ``value`` is ``text`` or holds it as a whole value (bounded walk)."""
-    if isinstance(value, str):
-        return value.strip() == text
-    if depth >= _MAX_DEPTH:
-        return False
-    if isinstance(value, dict):
-        items: list[Any] = list(islice(value.values(), _MAX_ITEMS))
-    elif isinstance(value, list | tuple):
-        items = list(islice(value, _MAX_ITEMS))
-    else:
-        return False
-    return any(_carries(item, text, depth + 1) for item in items)

@@ -56,16 +56,13 @@ own dotted name, is not ``support``).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
-from itertools import islice
-from typing import Any
+from collections.abc import Callable, Collection
 
 from collector.normalize.delegations import ModelCalls, Texts, ran_beside
 from collector.normalize.step_records import EXECUTED, KIND, with_fields
+from collector.normalize.values import holds_text
 from evaluators.trajectory import Step, StepKind
 
-_MAX_DEPTH = 6  # how deep a call's arguments and result are looked through for the name
-_MAX_ITEMS = 64  # how many values of one container are looked at
 _MAX_SCAN = 32  # steps looked back from a hop for its batch (parallel calls)
 _SMALL_RESULT = 2  # fields of a result object that may only say where the run went
 _NOT_SLUG = re.compile(r"[^0-9a-z]+")
@@ -173,7 +170,9 @@ def _hand_overs(steps: tuple[Step, ...], batch: list[int], hop: Step) -> list[in
         return strong
     if len(candidates) == 1 and len(batch) == 1:
         step = steps[candidates[0]]
-        if any(_holds(step.args, t, 0) or _holds(step.result, t, 0) for t in targets):
+        if any(
+            holds_text(step.args, _named(t)) or holds_text(step.result, _named(t)) for t in targets
+        ):
             return candidates
     return []
 
@@ -205,17 +204,6 @@ def slug(text: str) -> str:
     return _NOT_SLUG.sub("_", text.casefold()).strip("_")
 
 
-def _holds(value: Any, target: str, depth: int) -> bool:
-    """Whether ``value`` is, or holds as a whole value, a text whose slug is ``target``
-    (bounded walk)."""
-    if isinstance(value, str):
-        return len(value) <= len(target) * 2 + 8 and slug(value) == target
-    if depth >= _MAX_DEPTH:
-        return False
-    if isinstance(value, dict):
-        items: list[Any] = list(islice(value.values(), _MAX_ITEMS))
-    elif isinstance(value, list | tuple):
-        items = list(islice(value, _MAX_ITEMS))
-    else:
-        return False
-    return any(_holds(item, target, depth + 1) for item in items)
+def _named(target: str) -> Callable[[str], bool]:
+    """Whether a text (of a length a name may have) is ``target``'s name, as a slug."""
+    return lambda text: len(text) <= len(target) * 2 + 8 and slug(text) == target

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collector.normalize import conventions
 from collector.normalize.handoffs import slug
 from collector.normalize.roles import Role
-from collector.normalize.tree import SpanTree
+from collector.normalize.tree import SpanTree, role_below
 
 NAME = "name"
 KEYS = (NAME,)
 _MAX_DEPTH = 8  # levels below a candidate looked through for a model call
+_LLM = frozenset({Role.LLM})
 
 
 def confirmed_agents(tree: SpanTree, roles: list[Role]) -> dict[int, str]:
@@ -44,7 +45,11 @@ def confirmed_agents(tree: SpanTree, roles: list[Role]) -> dict[int, str]:
     found: dict[int, str] = {}
     for i, name in candidates.items():
         target = slug(name)
-        if target and _handed_over_to(named, target) and _model_call_below(tree, roles, i):
+        if (
+            target
+            and _handed_over_to(named, target)
+            and role_below(tree, roles, i, _LLM, max_depth=_MAX_DEPTH)
+        ):
             found[i] = name
             roles[i] = Role.AGENT
     return found
@@ -55,14 +60,3 @@ def _handed_over_to(named: set[str], target: str) -> bool:
     named X itself is no evidence here: Logfire's ``Function: {name}`` span of a tool
     (or of ``as_tool``'s agent tool) carries that very name."""
     return any(name.endswith("_to_" + target) for name in named)
-
-
-def _model_call_below(tree: SpanTree, roles: list[Role], i: int) -> bool:
-    level = [i]
-    for _ in range(_MAX_DEPTH):
-        level = [kid for j in level for kid in tree.children(j)]
-        if not level:
-            return False
-        if any(roles[kid] is Role.LLM for kid in level):
-            return True
-    return False

@@ -30,11 +30,12 @@ from __future__ import annotations
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
 from collector.normalize.steps import agent_name, node_name, recorded_agent_name
-from collector.normalize.tree import SpanTree
+from collector.normalize.tree import SpanTree, role_below
 
 _MAX_DEPTH = 8  # plumbing levels looked through below a workflow for its agents
 _MIN_SUPERVISOR_NODES = 3  # supervisor, a worker, supervisor again
 _MAX_HOLD_DEPTH = 16  # levels below a node looked through for an agent
+_HOLDERS = AGENTIC | {Role.NODE}
 
 
 def run_agents(
@@ -85,27 +86,14 @@ def _first_agent(
 def holds_agent(tree: SpanTree, roles: list[Role], i: int) -> bool:
     """Whether an agent, a workflow or a graph node runs below span ``i`` (a node that
     only calls the model and tools is a step of its graph, not a sub-agent's run)."""
-    level = [i]
-    for _ in range(_MAX_HOLD_DEPTH):
-        below = [kid for j in level for kid in tree.children(j)]
-        if not below:
-            return False
-        if any(roles[kid] in AGENTIC or roles[kid] is Role.NODE for kid in below):
-            return True
-        level = below
-    return False
+    return role_below(tree, roles, i, _HOLDERS, max_depth=_MAX_HOLD_DEPTH)
 
 
 def _has_work(tree: SpanTree, roles: list[Role], i: int) -> bool:
     """Whether span ``i`` is, or has below it, a model or tool call (bounded depth)."""
-    level = [i]
-    for _ in range(_MAX_HOLD_DEPTH):
-        if any(roles[j] in LEAF_ROLES for j in level):
-            return True
-        level = [kid for j in level for kid in tree.children(j)]
-        if not level:
-            return False
-    return False
+    return roles[i] in LEAF_ROLES or role_below(
+        tree, roles, i, LEAF_ROLES, max_depth=_MAX_HOLD_DEPTH
+    )
 
 
 def _supervisor_node(tree: SpanTree, roles: list[Role], top: int) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collector.core.records import Span
+from collector.normalize.roles import Role
 
 _NO_CHILDREN: list[int] = []
 
@@ -103,3 +104,25 @@ def _first_copies(spans: list[Span]) -> list[Span]:
             seen.add(span.span_id)
             kept.append(span)
     return kept
+
+
+def role_below(
+    tree: SpanTree,
+    roles: Sequence[Role],
+    i: int,
+    wanted: frozenset[Role],
+    *,
+    stop: frozenset[Role] = frozenset(),
+    max_depth: int = 16,
+) -> bool:
+    """Whether a span with a role in ``wanted`` runs below span ``i`` (``i`` itself not
+    counted), looking through spans whose role is not in ``stop``, at most ``max_depth``
+    levels down."""
+    level = [i]
+    for _ in range(max_depth):
+        level = [kid for j in level for kid in tree.children(j) if roles[kid] not in stop]
+        if not level:
+            return False
+        if any(roles[kid] in wanted for kid in level):
+            return True
+    return False

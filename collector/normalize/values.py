@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable, Iterable, Mapping
+from itertools import islice
 from typing import Any, Final
 
 import msgspec
@@ -200,3 +201,23 @@ def event_attribute(span: Span, event_name: str, key: str) -> AttrValue:
             if value is not None:
                 return value
     return None
+
+
+def holds_text(value: Any, matches: Callable[[str], bool], depth: int = 6) -> bool:
+    """Whether ``value`` is a text ``matches`` accepts, or holds one as a whole value in
+    its mappings' values and sequences' items, at most ``depth`` levels and 64 values
+    per container down."""
+    if isinstance(value, str):
+        return matches(value)
+    if depth <= 0:
+        return False
+    if isinstance(value, dict):
+        items: list[Any] = list(islice(value.values(), _MAX_HELD_ITEMS))
+    elif isinstance(value, list | tuple):
+        items = list(islice(value, _MAX_HELD_ITEMS))
+    else:
+        return False
+    return any(holds_text(item, matches, depth - 1) for item in items)
+
+
+_MAX_HELD_ITEMS = 64
