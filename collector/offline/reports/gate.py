@@ -13,6 +13,10 @@ One check per (spec, evaluator):
   CI-useful reading: agents are not deterministic, so a release is gated on
   "trajectory precision averages at least 0.9 on the eval set", not on every
   single trace; per-result thresholds stay in the spec for monitoring.
+
+A replay that evaluated **no run at all** fails, with one check of its own
+(``NOTHING_EVALUATED``): traces were read but none was an agent run evald recognises
+(each listed with its reason under "traces skipped"), so nothing was shown to hold.
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ from collector.offline.reports.summary import MetricKey, MetricSummary, RunSumma
 if TYPE_CHECKING:
     from evaluators.spec import SpecSet
     from evaluators.spec_model import BoundEvaluator
+
+
+NOTHING_EVALUATED: MetricKey = (None, "evaluated_runs")
+"""The gate's check that at least one run was evaluated (module docstring)."""
 
 
 class MetricInfo(NamedTuple):
@@ -81,7 +89,24 @@ def judge(summary: RunSummary, known: Catalogue, bounds: Sequence[FailUnder] = (
         info = known.get(key, MetricInfo(None, True))
         bound = next((b for b in reversed(bounds) if b.applies(key)), None)
         checks.append(Check(key, *_check(metric, info, bound)))
+    if not summary.metrics:
+        checks.insert(0, Check(NOTHING_EVALUATED, False, _nothing_evaluated(summary)))
     return GateVerdict(tuple(checks))
+
+
+def _nothing_evaluated(summary: RunSummary) -> str:
+    reason = f"no run evaluated: {summary.traces} trace(s) read"
+    if summary.skipped:
+        reason += (
+            f", {summary.skipped} no agent run evald recognises (see 'traces skipped'; "
+            "an in-house convention is read with normalization.mappings)"
+        )
+    if summary.untraceable:
+        reason += f", {summary.untraceable} without a trajectory"
+    unjudged = summary.traces - summary.skipped - summary.untraceable
+    if unjudged > 0:
+        reason += f", {unjudged} run(s) no evaluator ran on (no spec matched, no always-on)"
+    return reason
 
 
 def _check(metric: MetricSummary, info: MetricInfo, bound: FailUnder | None) -> tuple[bool, str]:

@@ -107,3 +107,28 @@ def test_check_warns_about_a_session_spec_without_a_service_condition(
     per_trace = spec(tmp_path, "per_trace")
     assert main(["check", "--spec", str(scoped), "--spec", str(per_trace)]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_traces_that_are_no_agent_run_fail_the_gate_saying_why(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Griptape's own tracing records span names and statuses only: no run evald reads.
+    unread = GOLDEN / "traces" / "griptape-otel" / "correct.jsonl"
+    assert main(["replay", str(unread)]) == 1
+    out = capsys.readouterr().out
+    assert "gate: FAIL (1 check(s) failed)" in out
+    assert "-/evaluated_runs: no run evaluated: 1 trace(s) read, 1 no agent run" in out
+    assert "normalization.mappings" in out
+    assert "traces skipped (no agent run): 1" in out
+
+
+def test_runs_no_evaluator_ran_on_fail_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "evald.yaml"
+    config.write_text("evaluation: {always: []}\n")
+    elsewhere = spec(tmp_path, match="{service: elsewhere}")
+    assert main(["replay", str(TRACE), "--config", str(config), "--spec", str(elsewhere)]) == 1
+    out = capsys.readouterr().out
+    assert "1 run(s) no evaluator ran on (no spec matched, no always-on)" in out
+    assert main(["replay", str(TRACE), "--config", str(config), "--spec", str(spec(tmp_path))]) == 0
