@@ -1,8 +1,13 @@
 """The agent root: where the run itself is, below the wrappers around it (ADR 0005).
 
 From the trace root, descend while a span holds exactly one agent or workflow child and
-no model or tool call of its own (a lone plumbing span between two wrappers is looked
-through: OpenAI Agents through OpenInference nests workflow AGENT → task CHAIN → AGENT).
+no model or tool call of its own. Lone plumbing spans between two wrappers are looked
+through: a known convention's chain (OpenAI Agents through OpenInference nests workflow
+AGENT → task CHAIN → AGENT) or spans no rule recognises (the contrib GenAI
+instrumentation's ``unknown`` task span; a message runtime's send → process spans
+around the agent that handles the message), as the builder looks through them. Past an
+unrecognised span, the agent's siblings must do no work at all: another agent's run is
+no plumbing.
 An agent span stops the descent, unless it names no agent and wraps the one agent that
 does, with no work of its own beside it (``wrappers.unnamed_wrapper``: a crew's or a
 runner's ``invoke_agent`` around the agent).
@@ -20,6 +25,7 @@ from collector.normalize.wrappers import unnamed_wrapper
 
 _MAX_DEPTH = 16
 _TOOL = frozenset({Role.TOOL})
+_PLUMBING = frozenset({Role.CHAIN, Role.OTHER})
 
 
 def find_agent_root(
@@ -33,10 +39,7 @@ def find_agent_root(
             break  # (an agent that names itself is no unnamed wrapper: the usual root)
         found = _lone_agent(tree, roles, current)
         if found is None:
-            kids = tree.children(current)
-            if len(kids) != 1 or roles[kids[0]] is not Role.CHAIN:
-                break
-            found = _lone_agent(tree, roles, kids[0])
+            found = _through_plumbing(tree, roles, current)
             if found is None:
                 break
         if roles[current] is Role.AGENT and not unnamed_wrapper(
@@ -45,6 +48,26 @@ def find_agent_root(
             break
         current = found
     return current
+
+
+def _through_plumbing(tree: SpanTree, roles: list[Role], i: int) -> int | None:
+    """The lone agent at the end of a chain of lone plumbing children below span ``i``
+    (bounded), if the chain ends in one (module docstring)."""
+    unrecognised = False
+    for _ in range(_MAX_DEPTH):
+        kids = tree.children(i)
+        if len(kids) != 1 or roles[kids[0]] not in _PLUMBING:
+            return None
+        i = kids[0]
+        unrecognised = unrecognised or roles[i] is Role.OTHER
+        found = _lone_agent(tree, roles, i)
+        if found is not None:
+            idle = not unrecognised or all(
+                kid == found or not role_below(tree, roles, kid, LEAF_ROLES, max_depth=_MAX_DEPTH)
+                for kid in tree.children(i)
+            )
+            return found if idle else None
+    return None
 
 
 def _lone_agent(tree: SpanTree, roles: list[Role], i: int) -> int | None:

@@ -36,6 +36,7 @@ from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.named_agents import confirmed_agents
 from collector.normalize.preparation import merge_preparations
+from collector.normalize.rebuilt_spans import timed_by_spans
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
 from collector.normalize.run_agent import holds_agent, run_agents
 from collector.normalize.run_text import llm_texts, recorded_outputs, run_input, run_output
@@ -394,4 +395,4 @@ class _Builder:
         self.layers_merged = merge_preparations(self.items) or self.layers_merged
         found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)
         self.left_out = found[1]  # optional parts (``evaluators.depth``) left out
-        return found[0]
+        return timed_by_spans(found[0], self.tree, self.roles, self.families, self._work)

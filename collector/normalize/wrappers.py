@@ -154,8 +154,22 @@ def unnamed_wrapper(
         return False
     if recorded_agent_name(spans[inner], mappings) is None:
         return False
-    on_path = inner if tree.parent[inner] == outer else tree.parent[inner]
+    on_path = _child_toward(tree, outer, inner)
     return all(work(kid, 0) == 0 for kid in tree.children(outer) if kid != on_path)
+
+
+def _child_toward(tree: SpanTree, outer: int, inner: int) -> int:
+    """The child of ``outer`` on the path down to its descendant ``inner`` (``inner``
+    itself if no such path: then nothing beside it is excused)."""
+    at = inner
+    for _ in range(64):  # the agent root's descent is bounded far below this
+        up = tree.parent[at]
+        if up == outer:
+            return at
+        if up < 0:
+            return inner
+        at = up
+    return inner
 
 
 def anonymous_agent(span: Span, mappings: Mappings | None) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.captures import NO_CONTENT_RECORDED, SESSION_NOT_RECORDED, TOOL_PREFIXES
+from support.captures import NO_CONTENT_RECORDED, NOT_READ, SESSION_NOT_RECORDED, TOOL_PREFIXES
 from support.paths import GOLDEN
 
 from collector.assembly.log_join import join
@@ -100,6 +100,13 @@ CAPTURED = {
     "autogen-swarm",
     "langgraph-swarm-langfuse",
     "openai-agents-handoff-logfire",
+    "openai-agents-otel-genai",
+    "ms-agent-framework-handoff",
+    "burr-openllmetry",
+    "griptape-otel",
+    "semantic-kernel-handoff",
+    "llamaindex-agentworkflow-openinference",
+    "langgraph-langtrace",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -121,6 +128,7 @@ AGENT_NAME_NOT_RECORDED = {
     "haystack-traceloop",
     "smolagents-code-openinference",
     "dspy-mlflow",
+    "burr-openllmetry",  # a state machine's action spans; the model calls name no agent
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
@@ -141,6 +149,7 @@ MULTI_AGENT: dict[str, tuple[str | None, str]] = {
     # Logfire names the store agent only under a bare ``name``, confirmed by the
     # hand-over; the triage agent (nothing hands over to it) is named nowhere
     "openai-agents-handoff-logfire": (None, "music_store_support"),
+    "ms-agent-framework-handoff": ("triage", "store"),
 }
 # Tool calls carry no id in these captures: the model's calls are text (DSPy's ReAct
 # adapter) or the SDK sends none (Gemini API function calls).
@@ -149,6 +158,9 @@ CALL_IDS_NOT_RECORDED = {
     "google-genai-afc-otel",
     "smolagents-code-openinference",  # the calls are Python source the model wrote
     "dspy-mlflow",
+    # the contrib GenAI instrumentation of the OpenAI Agents SDK writes the model's calls
+    # as Python reprs in text parts, and tool spans without ids
+    "openai-agents-otel-genai",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.
@@ -268,6 +280,7 @@ def test_labels_hold_whatever_the_scope_is_called(framework: str, scenario: str)
 
 def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[str, Trace]) -> None:
     """Each turn's trajectory reproduces the labelled calls, errors, input, output, session."""
+    skip_if_not_read(framework)
     labelled_errors = {e["tool"]: e["message_contains"] for e in expected["labels"]["tool_errors"]}
     no_content = framework in NO_CONTENT_RECORDED
     for turn, trace_id in enumerate(turn_trace_ids(expected)):
@@ -302,6 +315,12 @@ def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[st
             assert trajectory.session_id == expected["session_id"]
 
 
+def skip_if_not_read(framework: str) -> None:
+    """Captures evald does not read right yet (``NOT_READ``) skip the label tests, saying why."""
+    if framework in NOT_READ:
+        pytest.skip(f"{framework}: not read yet: {NOT_READ[framework]}")
+
+
 def tool_name(framework: str, step: Step) -> str:
     """The step's tool name as the labels write it (``QUALIFIED_TOOL_NAMES``)."""
     return bare_name(step.name) if framework in QUALIFIED_TOOL_NAMES else step.name
@@ -320,6 +339,7 @@ def test_every_framework_folder_is_golden_tested() -> None:
 @pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
 def test_tool_results_match_labels(framework: str, scenario: str) -> None:
     """What each successful call returned, unwrapped from the framework's envelope."""
+    skip_if_not_read(framework)
     expected, traces = load(framework, scenario, "jsonl")
     for turn, trace_id in enumerate(turn_trace_ids(expected)):
         tools = normalize(traces[trace_id]).tool_calls
@@ -343,6 +363,7 @@ COMPLETED = [
 @pytest.mark.parametrize(("framework", "scenario"), COMPLETED)
 def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, scenario: str) -> None:
     """ADK's legacy schema records each model call twice (nested): it is still one step."""
+    skip_if_not_read(framework)
     expected, traces = load(framework, scenario, "jsonl")
     counts = []
     for trace_id in turn_trace_ids(expected):

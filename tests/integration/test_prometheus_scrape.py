@@ -29,6 +29,7 @@ from support.daemon_harness import (
     golden_files,
     golden_logs,
     poll,
+    read_golden_files,
     running_daemon,
 )
 from support.loop import LoopThread
@@ -125,7 +126,7 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
     telemetry = {"max_series_per_metric": 1000}
     config = daemon_config(outputs={"results_file": str(results)}, telemetry=telemetry)
     with running_daemon(config, loop) as running, contextlib.ExitStack() as stack:
-        files = golden_files()
+        files = read_golden_files()
         for path in files:
             running.post_file(path)
             logs = golden_logs(path)
@@ -167,7 +168,7 @@ def test_pass_rate_by_spec_and_evaluator(scraped: Scraped) -> None:
 def test_tool_error_rate_by_tool(scraped: Scraped) -> None:
     calls: dict[str, int] = {}
     errors: dict[str, int] = {}
-    for path in golden_files():
+    for path in read_golden_files():
         for call in golden_expectations(path)["actual_trajectory"]:
             tool = recorded_tool(path.parent.name, call["tool"])  # the metric's label
             calls[tool] = calls.get(tool, 0) + 1
@@ -203,7 +204,7 @@ def test_exemplars_link_failing_scores_to_their_traces(scraped: Scraped) -> None
 
 def _refund_turns_and_order_violations() -> tuple[int, int]:
     refunds = violations = 0
-    for path in golden_files():
+    for path in read_golden_files():
         labels = golden_expectations(path)
         turns = {call["turn"] for call in labels["actual_trajectory"] if call["tool"] == "refund"}
         refunds += len(turns)

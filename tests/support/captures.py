@@ -17,10 +17,28 @@ TRACES = GOLDEN / "traces"
 NO_CONTENT_RECORDED = frozenset({"autogen-agentchat", "autogen-swarm"})
 # Captures whose session id reaches no exported span (MLflow keeps it as trace metadata,
 # which its OTLP export leaves out; DSPy puts no thread id in the run's inputs either).
-SESSION_NOT_RECORDED = frozenset({"dspy-mlflow"})
+SESSION_NOT_RECORDED = frozenset({"dspy-mlflow", "burr-openllmetry"})
 # Captures that record tools under a qualified name (Semantic Kernel: plugin, "-",
 # function, the name the model is given); the labels name the function.
-TOOL_PREFIXES = {"semantic-kernel": "MusicStore-"}
+TOOL_PREFIXES = {"semantic-kernel": "MusicStore-", "semantic-kernel-handoff": "MusicStore-"}
+# Captures evald does not read right yet, kept as the evidence (and the test) for the
+# rule that would: their trajectories are pinned, the label and verdict tests skip them
+# with the reason given here (ADR 0017, addendum of 2026-11-27, "left out").
+NOT_READ = {
+    "griptape-otel": "Griptape's own tracing records span names and statuses only (no tool"
+    " name, argument, model call or agent): every trace is skipped as no agent run, and a"
+    " replay's gate fails saying so; normalization.mappings reads its tool spans",
+    "semantic-kernel-handoff": "a turn is a trace per runtime message, joined only by span"
+    " links; evald groups spans by trace id, so the hand-over and the store agent's work"
+    " are two runs",
+    "llamaindex-agentworkflow-openinference": "no span names either agent (workflow steps"
+    " only); the hand-over is a tool call whose result names the next agent, read as a"
+    " tool call",
+    "langgraph-langtrace": "Langtrace records no tool span and no model reply, keeps tool"
+    " names only in its own langchain.outputs attribute with non-string arguments dropped,"
+    " and the history only in the older gen_ai.content.prompt event: no tool call is"
+    " read, and nothing says that tools ran unrecorded",
+}
 
 
 def recorded_tool(framework: str, tool: str) -> str:

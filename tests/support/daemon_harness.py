@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from collector.config.settings import Config
 from collector.core.clock import ManualClock
 from collector.daemon.serve import Daemon
+from support.captures import NOT_READ
 from support.paths import ROOT
 
 if TYPE_CHECKING:
@@ -51,6 +52,12 @@ def daemon_config(**sections: Any) -> Config:
 def golden_files(pattern: str = "*/*.jsonl") -> list[Path]:
     """Golden trace files (log-record files beside them left out)."""
     return sorted(path for path in GOLDEN.glob(pattern) if ".logs." not in path.name)
+
+
+def read_golden_files() -> list[Path]:
+    """Golden trace files of the captures evald reads right (``captures.NOT_READ`` left
+    out: their labels are not what evald reports yet)."""
+    return [path for path in golden_files() if path.parent.name not in NOT_READ]
 
 
 def golden_logs(path: Path) -> Path | None:

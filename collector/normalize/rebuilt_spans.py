@@ -1,0 +1,83 @@
+"""Calls rebuilt from messages, timed by the span that ran them (ADR 0017, rule 47).
+
+A call rebuilt from a later model call's history (``rebuilt``: no tool span ran it)
+has no span of its own: it sits at its requesting call's end, with no duration, so a
+per-tool latency limit could never fail. A framework that traces with spans of its own
+(a state machine's span per action, a generic ``tracer("<name>")`` around each call)
+often still wraps the execution in a span named after the tool, with nothing any
+convention reads. Such a span is the call's when it can be no other's: no convention
+recognised it, no model or tool call runs below it, its name is the call's name, and
+it runs between the requesting model call's end and the next model call's start. The
+step keeps everything the messages gave it and takes the span's id, start and
+duration. Spans are taken one to one, in start order (parallel calls of one name).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+
+from collector.normalize.rebuilt import SOURCE
+from collector.normalize.roles import Role
+from collector.normalize.step_records import DURATION, START, duration_s, with_fields
+from collector.normalize.tree import SpanTree
+from evaluators.trajectory import Step, StepKind
+
+SPAN_ID = Step._fields.index("span_id")
+# How many same-named spans in a call's window are looked at: parallel calls of one
+# tool are a handful; the bound keeps hostile traces (thousands alike) linear.
+_MAX_LOOKED = 64
+
+
+def timed_by_spans(
+    steps: tuple[Step, ...],
+    tree: SpanTree,
+    roles: Sequence[Role],
+    families: Sequence[str],
+    work: Callable[[int, int], int],
+) -> tuple[Step, ...]:
+    """``steps``, each call rebuilt from messages given the span that ran it, if one
+    did (module docstring); ``work(i, 0)`` is the leaf work below span ``i``."""
+    names = {step.name for step in steps if _untimed(step)}
+    if not names:
+        return steps
+    spans = tree.spans
+    candidates: dict[str, list[int]] = {}
+    for i, span in enumerate(spans):
+        if span.name in names and roles[i] is Role.OTHER and not families[i]:
+            candidates.setdefault(span.name, []).append(i)
+    if not candidates:
+        return steps
+    starts: dict[str, list[int]] = {}
+    for name, found in candidates.items():
+        found.sort(key=lambda i: spans[i].start_unix_nano)
+        starts[name] = [spans[i].start_unix_nano for i in found]
+    model_starts = sorted(step.start_unix_nano for step in steps if step.kind is StepKind.LLM)
+    taken: set[int] = set()
+    timed = list(steps)
+    for k, step in enumerate(steps):
+        if not _untimed(step) or step.name not in candidates:
+            continue
+        low = step.start_unix_nano  # the requesting model call's end
+        later = bisect_right(model_starts, low)
+        high = model_starts[later] if later < len(model_starts) else None
+        found = candidates[step.name]
+        first = bisect_left(starts[step.name], low)
+        for i in found[first : first + _MAX_LOOKED]:
+            span = spans[i]
+            if high is not None and span.start_unix_nano > high:
+                break  # (in start order: the rest start later still)
+            if i in taken or (high is not None and span.end_unix_nano > high):
+                continue
+            if work(i, 0) != 0:
+                continue
+            taken.add(i)
+            changes = {SPAN_ID: span.span_id.hex(), START: span.start_unix_nano}
+            changes[DURATION] = duration_s(span)
+            timed[k] = with_fields(step, changes)
+            break
+    return tuple(timed)
+
+
+def _untimed(step: Step) -> bool:
+    return step.source == SOURCE and not step.span_id and step.executed

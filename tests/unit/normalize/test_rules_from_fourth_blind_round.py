@@ -1,0 +1,153 @@
+"""Rules from the fourth round of blind captures (ADR 0017, addendum of 2026-11-27,
+rules 46-47): minimal traces of the shapes the captures showed, in the GenAI
+conventions or in no convention at all, never keyed to a library's names."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from support.captures import TRACES, captured
+from support.span_kit import genai_chat, genai_tool, run, span
+
+from collector.core.records import CompletionReason, Span, Trace
+from collector.decode import decode_json
+from collector.normalize import ATTRIBUTE_SELECTOR, Mappings, normalize
+from evaluators.trajectory import StepKind, Trajectory
+
+
+def named_agent(n: int, name: str, parent: int) -> Span:
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+    return span(n, f"invoke_agent {name}", attributes, parent=parent, start=n * 1000, end=90_000)
+
+
+def work(agent: int) -> list[Span]:
+    """A model call that asks for a tool, the tool, and the answer, inside ``agent``."""
+    return [
+        genai_chat(agent + 1, [{"id": "c1", "name": "lookup", "arguments": {"q": "x"}}], agent),
+        genai_tool(agent + 2, "lookup", '{"q": "x"}', call_id="c1", parent=agent),
+        genai_chat(agent + 3, [], agent, text="done"),
+    ]
+
+
+def summary(trajectory: Trajectory) -> tuple[str | None, list[tuple[str, str]]]:
+    return trajectory.agent, [(step.kind.value, step.name) for step in trajectory.steps]
+
+
+# Rule 46: the agent root's descent passes lone spans no rule recognises.
+
+
+def test_an_unknown_genai_operation_between_an_unnamed_runner_and_the_agent_is_plumbing() -> None:
+    runner = span(1, "support turn", {"gen_ai.operation.name": "invoke_agent"}, end=99_000)
+    task = span(2, "unknown", {"gen_ai.operation.name": "unknown"}, parent=1, end=95_000)
+    trajectory = run(runner, task, named_agent(10, "store", parent=2), *work(10))
+    assert summary(trajectory) == (
+        "store",
+        [("llm", "m"), ("tool", "lookup"), ("llm", "m")],
+    )
+    assert trajectory.agents == ("store",)
+
+
+def test_a_message_runtimes_send_and_process_spans_lead_to_the_agent() -> None:
+    process = span(1, "process triage", {}, end=99_000)
+    send = span(2, "send", {"messaging.operation": "send"}, parent=1, end=98_000)
+    handler = span(3, "process", {}, parent=2, end=97_000)
+    ack = span(4, "ack", {}, parent=3, start=96_000, end=96_500)  # idle plumbing beside it
+    trajectory = run(process, send, handler, ack, named_agent(10, "triage", parent=3), *work(10))
+    assert trajectory.agent == "triage"
+
+
+def test_past_an_unrecognised_span_a_sibling_that_works_is_another_run() -> None:
+    process = span(1, "process", {}, end=99_000)
+    handler = span(2, "handle", {}, parent=1, end=98_000)
+    other = span(3, "rewrite", {}, parent=2, start=2_000, end=4_000)
+    rewrite = genai_chat(4, [], parent=3, text="rewritten question")
+    trajectory = run(
+        process, handler, other, rewrite, named_agent(10, "store", parent=2), *work(10)
+    )
+    assert trajectory.agent != "store"  # the descent stops: the model call is no plumbing
+
+
+# Rule 47: a call rebuilt from messages takes the span that ran it, by name and time.
+
+
+def chat(n: int, history: list[dict[str, Any]], reply: list[dict[str, Any]], start: int) -> Span:
+    return span(
+        n,
+        "chat m",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "m",
+            "gen_ai.input.messages": json.dumps(history),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": reply}]),
+        },
+        parent=1,
+        start=start,
+        end=start + 1_000_000,
+    )
+
+
+USER = {"role": "user", "parts": [{"type": "text", "content": "refund my order"}]}
+CALL = {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": "x"}}
+ASKED = {"role": "assistant", "parts": [CALL]}
+ANSWERED = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "7"}]}
+DONE = [{"type": "text", "content": "it is 7"}]
+
+
+def rebuilt_run(*between: Span) -> Trajectory:
+    """A run whose tool call has no tool span: the second model call's history answers it."""
+    root = span(1, "run", {}, start=0, end=10_000_000)
+    first = chat(2, [USER], [CALL], start=1_000_000)  # ends at 2 ms
+    second = chat(3, [USER, ASKED, ANSWERED], DONE, start=5_000_000)
+    return run(root, first, second, *between)
+
+
+def test_a_rebuilt_call_takes_the_span_named_after_it_between_the_model_calls() -> None:
+    ran = span(4, "lookup", {}, parent=1, start=2_500_000, end=4_000_000)
+    step = rebuilt_run(ran).tool_calls[0]
+    assert step.source == "messages"
+    assert (step.span_id, step.start_unix_nano, step.duration_s) == (
+        "04".zfill(16),
+        2_500_000,
+        0.0015,
+    )
+
+
+def test_a_span_of_that_name_elsewhere_or_with_work_below_it_is_not_the_calls() -> None:
+    late = span(4, "lookup", {}, parent=1, start=6_500_000, end=7_000_000)  # after the next call
+    busy = span(5, "lookup", {}, parent=1, start=2_500_000, end=4_500_000)
+    inner = genai_chat(6, [], parent=5, text="sub")
+    inner = inner._replace(start_unix_nano=3_000_000, end_unix_nano=3_500_000)
+    for spans in ((late,), (busy, inner)):
+        step = rebuilt_run(*spans).tool_calls[0]
+        assert (step.span_id, step.duration_s) == ("", 0.0), spans
+    assert [s.kind for s in rebuilt_run().steps] == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+
+
+# The captures behind the rules.
+
+
+def test_burrs_tool_calls_are_timed_by_the_spans_named_after_them() -> None:
+    # Burr's bridge wraps each call in a span named after the tool; the calls themselves
+    # are only in OpenLLMetry's model messages.
+    for scenario in ("correct", "parallel_calls", "tool_error"):
+        calls = captured("burr-openllmetry", scenario).tool_calls
+        assert calls and all(step.source == "messages" for step in calls)
+        assert all(step.span_id and step.duration_s > 0 for step in calls), scenario
+
+
+def test_griptape_is_read_through_a_tool_span_mapping_with_its_gaps_stated() -> None:
+    folder = TRACES / "griptape-otel"
+    mappings = Mappings.model_validate({"tool_span": {"name_prefix": "MusicStore."}})
+    spans = [
+        span
+        for line in (folder / "tool_error.jsonl").read_bytes().splitlines()
+        for span in decode_json(line, mappings.selector(ATTRIBUTE_SELECTOR)).spans
+    ]
+    trace = Trace(spans[0].trace_id, tuple(spans), CompletionReason.END_OF_INPUT, 0, 0)
+    assert normalize(trace).skip_reason == "no_agent_spans"
+    trajectory = normalize(trace, mappings)
+    # lookup_invoice, lookup_track, refund (refused): one tool class, so one name
+    assert [step.name for step in trajectory.tool_calls] == ["MusicStore.try_run()"] * 3
+    assert trajectory.tool_errors == 1
+    assert {"tool_args", "tool_results", "input", "output"} <= set(trajectory.gaps)
