@@ -6,8 +6,10 @@ when it depends on the criteria), and the runner answers with an ``ErrorResult``
 naming the gap, and the setting that records it, instead of running it.
 
 Gap names: ``tool_args``, ``tool_results``, ``input``, ``output``, ``session_id``,
-``content`` (model messages not captured), ``duplicate_instrumentation`` (two
-layers recorded one call and were merged: informational, never needed).
+``content`` (model messages not captured), ``tool_calls`` (tools ran, their results
+were sent to the model, but no tool span and no model request records the calls),
+``duplicate_instrumentation`` (two layers recorded one call and were merged:
+informational, never needed).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ OUTPUT = "output"
 SESSION_ID = "session_id"
 CONTENT = "content"
 DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
+TOOL_CALLS = "tool_calls"
 
 GAP_ERROR = "TrajectoryGap"
 _WHAT = {
@@ -33,6 +36,7 @@ _WHAT = {
     OUTPUT: "the final answer",
     SESSION_ID: "a session id",
     CONTENT: "model message content",
+    TOOL_CALLS: "the tool calls that ran (their names, arguments and order)",
 }
 _CONTENT_SETTING = (
     "enable message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
@@ -76,10 +80,24 @@ _NO_MODEL_CALLS = (
     "well, with message content capture (docs/instrument-your-agent.md)"
 )
 _WITHOUT_MODEL_CALLS = frozenset((TOOL_ARGS, TOOL_RESULTS, INPUT, OUTPUT, CONTENT))
+_TOOL_CALLS = (
+    "the model was sent tool results, but no span records the tool calls and the model's "
+    "replies (its requests) are not recorded either: instrument the tools' execution (a "
+    "tool span per call), or record the model's replies (docs/instrument-your-agent.md)"
+)
 _DUPLICATE = (
     "informational: two instrumentation layers recorded the same calls, merged into one "
     "step each; instrument one layer only to avoid the double cost"
 )
+
+
+def tool_calls_of(kinds: Iterable[StepKind]) -> frozenset[str]:
+    """``{tool_calls}`` when ``kinds`` (an evaluator's ``step_kinds``) counts tool calls:
+    where tools ran unrecorded, a verdict on the tool sequence is no verdict on the agent."""
+    return _TOOL_CALLS_NEEDED if StepKind.TOOL in kinds else frozenset()
+
+
+_TOOL_CALLS_NEEDED = frozenset({TOOL_CALLS})
 
 
 def missing(trajectory: Trajectory, needs: Iterable[str]) -> list[str]:
@@ -100,6 +118,8 @@ def setting_for(
         return _SESSION_SETTING
     if gap == DUPLICATE_INSTRUMENTATION:
         return _DUPLICATE
+    if gap == TOOL_CALLS:
+        return _TOOL_CALLS
     if content_recorded and gap in (INPUT, OUTPUT):
         return _NOT_WHERE_READ.format(what=_WHAT[gap])
     found = _CONTENT_SETTING

@@ -31,15 +31,16 @@ from collector.normalize.detect import classify
 from collector.normalize.errors import status_error
 from collector.normalize.event_spans import EVENT_ROLES, is_event_span
 from collector.normalize.gaps import gaps_of
-from collector.normalize.handoffs import mark_handoffs
+from collector.normalize.handoffs import steered
 from collector.normalize.join import LlmCall
 from collector.normalize.mappings import DEFAULT_INTERNAL_TOOLS, Mappings
 from collector.normalize.named_agents import confirmed_agents
 from collector.normalize.preparation import merge_preparations
+from collector.normalize.rebuilt import answered_unrecorded
 from collector.normalize.rebuilt_spans import timed_by_spans
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
 from collector.normalize.run_agent import holds_agent, run_agents
-from collector.normalize.run_text import llm_texts, recorded_outputs, run_input, run_output
+from collector.normalize.run_text import recorded_outputs, run_input, run_output
 from collector.normalize.session_id import session_id
 from collector.normalize.step_list import (
     Item,
@@ -139,8 +140,7 @@ class _Builder:
         if is_run:
             self._walk(order)
         steps = self._steps()
-        if any(name != self.agent for name in self.agents):  # a hop into another agent
-            steps = mark_handoffs(steps, self.agents, llm_texts(self.llms))
+        steps = steered(steps, self.agent, self.agents, self.llms)  # hand-overs: control
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
         error = status_error(root) or status_error(agent_root)
@@ -179,6 +179,7 @@ class _Builder:
                 session_id=session,
                 content_recorded=content_recorded(self.llms, input_text, output_text),
                 layers_merged=self.layers_merged,
+                tools_unrecorded=answered_unrecorded(self.llms, steps),
             ),
             skip_reason=None if is_run else _NOT_A_RUN,
         )

@@ -23,6 +23,9 @@ OUTPUT = "output"
 SESSION_ID = "session_id"
 CONTENT = "content"
 DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
+# Tools ran (a model call was sent their results) that no step and no model request
+# records: which, with what arguments and in what order is unknown.
+TOOL_CALLS = "tool_calls"
 
 
 def gaps_of(
@@ -33,15 +36,17 @@ def gaps_of(
     session_id: str | None,
     content_recorded: bool,
     layers_merged: bool,
+    tools_unrecorded: bool = False,
 ) -> tuple[str, ...]:
     """The gaps, in a fixed order. ``content_recorded``: some model call carried its
-    messages; ``layers_merged``: two instrumentation layers recorded one call.
+    messages; ``layers_merged``: two instrumentation layers recorded one call;
+    ``tools_unrecorded``: tools ran that no step records (``rebuilt.answered_unrecorded``).
 
     ``tool_results`` needs a call that succeeded (a failed call's error is no evidence
     that results are recorded, a result recorded on any call is); ``content`` is a gap
     when model calls recorded no messages, and in a run without model-call spans when
     nothing recorded any text (no input, answer, arguments or results)."""
-    found: list[str] = []
+    found: list[str] = [TOOL_CALLS] if tools_unrecorded else []
     tools = succeeded = llms = False
     args = results = False  # some executed tool step recorded arguments / a result
     for step in steps:

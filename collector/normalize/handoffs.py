@@ -59,6 +59,9 @@ import re
 from collections.abc import Callable, Collection
 
 from collector.normalize.delegations import ModelCalls, Texts, ran_beside
+from collector.normalize.instruction_switch import switched_instructions
+from collector.normalize.join import LlmCall
+from collector.normalize.run_text import llm_texts
 from collector.normalize.step_records import EXECUTED, KIND, with_fields
 from collector.normalize.values import holds_text
 from evaluators.trajectory import Step, StepKind
@@ -70,6 +73,17 @@ _NOT_SLUG = re.compile(r"[^0-9a-z]+")
 _RUN_METHODS = frozenset(
     {"run", "arun", "run_sync", "invoke", "ainvoke", "forward", "aforward", "kickoff", "execute"}
 )
+
+
+def steered(
+    steps: tuple[Step, ...], agent: str | None, agents: dict[str, None], llms: list[LlmCall]
+) -> tuple[Step, ...]:
+    """``steps`` with the run's hand-overs and delegations made ``control``: by the hops
+    the walk entered (``mark_handoffs``), or, in a run that entered none, by a switch of
+    the model's instructions (``instruction_switch``, which adds to ``agents``)."""
+    if any(name != agent for name in agents):  # a hop into another agent
+        return mark_handoffs(steps, agents, llm_texts(llms))
+    return switched_instructions(steps, llms, agents)
 
 
 def mark_handoffs(

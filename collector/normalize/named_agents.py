@@ -20,7 +20,7 @@ from collector.normalize.roles import Role
 from collector.normalize.tree import SpanTree, role_below
 
 NAME = "name"
-KEYS = (NAME,)
+KEYS: tuple[str, ...] = (NAME,)
 _MAX_DEPTH = 8  # levels below a candidate looked through for a model call
 _LLM = frozenset({Role.LLM})
 

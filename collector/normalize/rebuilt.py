@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from collector.normalize.history import Answer, Message, history
 from collector.normalize.join import LlmCall
-from collector.normalize.messages import RequestedCall
+from collector.normalize.messages import USER_ROLES, RequestedCall
 from evaluators.trajectory import Step, StepKind
 
 SOURCE = "messages"
@@ -120,3 +120,21 @@ def _same(seen: RequestedCall, call: RequestedCall) -> bool:
     if seen.call_id is not None and call.call_id is not None and seen.call_id != call.call_id:
         return False
     return seen.args is None or call.args is None or seen.args == call.args
+
+
+def answered_unrecorded(llms: Sequence[LlmCall], steps: Sequence[Step]) -> bool:
+    """Whether tools ran that the run records nowhere (the ``tool_calls`` gap): no tool
+    step and no model request for a call, yet the last model call was sent tool results
+    after the turn's user message. (An instrumentation that records neither tool spans
+    nor the model's replies: which tools ran, and with what, is unknown.) Reads one
+    history, and only for runs that record no call at all."""
+    if not llms or any(llm.calls for llm in llms):
+        return False
+    if any(step.kind is StepKind.TOOL for step in steps):
+        return False
+    messages = history_of(llms[-1])
+    last_user = -1
+    for m, message in enumerate(messages):
+        if message.role in USER_ROLES:
+            last_user = m
+    return any(message.answers for message in messages[last_user + 1 :])

@@ -16,14 +16,23 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from collector.normalize.rebuilt import SOURCE
 from collector.normalize.roles import Role
-from collector.normalize.step_records import DURATION, START, duration_s, with_fields
+from collector.normalize.step_records import (
+    DURATION,
+    EXECUTED,
+    START,
+    STEP_FIELDS,
+    duration_s,
+    with_fields,
+)
 from collector.normalize.tree import SpanTree
 from evaluators.trajectory import Step, StepKind
 
-SPAN_ID = Step._fields.index("span_id")
+SPAN_ID: Final = STEP_FIELDS.index("span_id")
+_SOURCE: Final = STEP_FIELDS.index("source")
 # How many same-named spans in a call's window are looked at: parallel calls of one
 # tool are a handful; the bound keeps hostile traces (thousands alike) linear.
 _MAX_LOOKED = 64
@@ -80,4 +89,5 @@ def timed_by_spans(
 
 
 def _untimed(step: Step) -> bool:
-    return step.source == SOURCE and not step.span_id and step.executed
+    # (by position: the named fields are properties, a call each from compiled code)
+    return not step[SPAN_ID] and step[_SOURCE] == SOURCE and bool(step[EXECUTED])

@@ -16,7 +16,7 @@ from collector.normalize.values import integer
 from evaluators.trajectory import Step, StepKind
 
 ATTEMPT_KEYS = ("tool.run_attempts", "gen_ai.tool.call.attempt", "retry.attempt")
-KEYS = ATTEMPT_KEYS
+KEYS: tuple[str, ...] = ATTEMPT_KEYS
 
 
 def attempt_number(span: Span | None) -> int:

@@ -21,6 +21,7 @@ from evaluators.call_identity import PAIRWISE_LIMIT as PAIRWISE_LIMIT  # noqa: P
 from evaluators.call_identity import call_identities
 from evaluators.call_identity import call_key as call_key  # noqa: PLC0414
 from evaluators.call_identity import surely_different as surely_different  # noqa: PLC0414
+from evaluators.gaps import TOOL_CALLS, tool_calls_of
 from evaluators.matching import bare_name
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, Trajectory
@@ -39,6 +40,9 @@ class MaxSteps(Evaluator[MaxStepsCriteria, StepsConfig]):
     criteria_model = MaxStepsCriteria
     config_model = StepsConfig
     description = __doc__ or ""
+
+    def needs(self, criteria: MaxStepsCriteria) -> frozenset[str]:
+        return tool_calls_of(self.config.step_kinds)
 
     def evaluate(self, trajectory: Trajectory, criteria: MaxStepsCriteria) -> BooleanResult:
         steps = len(executed(trajectory, self.config.step_kinds))
@@ -73,6 +77,7 @@ class MaxCallsPerTool(Evaluator[CallLimitsCriteria, EvaluatorConfig]):
     """True if no tool was called more often than its limit."""
 
     id = "max_calls_per_tool"
+    requires = frozenset({TOOL_CALLS})  # (tools that ran unrecorded: no verdict)
     criteria_model = CallLimitsCriteria
     description = __doc__ or ""
 
@@ -101,6 +106,7 @@ class RepeatedCalls(Evaluator[RepeatCriteria, EvaluatorConfig]):
     """True if no identical call (same tool and arguments) ran more than ``max_identical`` times."""
 
     id = "repeated_calls"
+    requires = frozenset({TOOL_CALLS})
     criteria_model = RepeatCriteria
     description = __doc__ or ""
 
@@ -157,6 +163,9 @@ class ToolLoops(Evaluator[LoopCriteria, LoopConfig]):
     config_model = LoopConfig
     description = __doc__ or ""
 
+    def needs(self, criteria: LoopCriteria) -> frozenset[str]:
+        return tool_calls_of(self.config.step_kinds)
+
     def evaluate(self, trajectory: Trajectory, criteria: LoopCriteria) -> BooleanResult:
         steps = executed(trajectory, self.config.step_kinds)
         keys = call_identities(steps) if self.config.same == "call" else [s.name for s in steps]
@@ -182,6 +191,7 @@ class ToolErrorRate(Evaluator[NoCriteria, EvaluatorConfig]):
     """Share of executed tool calls that failed (0 without calls); lower is better."""
 
     id = "tool_error_rate"
+    requires = frozenset({TOOL_CALLS})
     higher_is_better = False
     description = __doc__ or ""
 
@@ -223,6 +233,12 @@ class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):
     criteria_model = LatencyCriteria
     config_model = StepsConfig
     description = __doc__ or ""
+
+    def needs(self, criteria: LatencyCriteria) -> frozenset[str]:
+        """The steps' timings when a step limit is set (the run's latency is recorded)."""
+        if criteria.per_step is None and not criteria.tools:
+            return frozenset()
+        return tool_calls_of(self.config.step_kinds)
 
     def evaluate(self, trajectory: Trajectory, criteria: LatencyCriteria) -> BooleanResult:
         slow = [

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
+from evaluators.gaps import TOOL_CALLS, tool_calls_of
 from evaluators.matching import called_steps, names_match
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, StepKind, Trajectory
@@ -44,6 +45,7 @@ class EssentialToolsPresent(Evaluator[ToolsCriteria, EvaluatorConfig]):
     """Share of ``tools`` called at least once (1 when none are listed); Vertex's example."""
 
     id = "essential_tools_present"
+    requires = frozenset({TOOL_CALLS})  # (tools that ran unrecorded: no verdict)
     criteria_model = ToolsCriteria
     description = __doc__ or ""
 
@@ -75,6 +77,7 @@ class ForbiddenTools(Evaluator[ForbiddenCriteria, ForbiddenConfig]):
     """True if none of ``tools`` was called."""
 
     id = "forbidden_tools"
+    requires = frozenset({TOOL_CALLS})
     criteria_model = ForbiddenCriteria
     config_model = ForbiddenConfig
     description = __doc__ or ""
@@ -159,6 +162,9 @@ class ToolOrder(Evaluator[OrderCriteria, OrderConfig]):
     criteria_model = OrderCriteria
     config_model = OrderConfig
     description = __doc__ or ""
+
+    def needs(self, criteria: OrderCriteria) -> frozenset[str]:
+        return tool_calls_of(self.config.step_kinds)
 
     def evaluate(self, trajectory: Trajectory, criteria: OrderCriteria) -> BooleanResult:
         steps = executed(trajectory, self.config.step_kinds)

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from evaluators.argmatch import ArgsSetting, matcher_for
 from evaluators.base import Criteria, Evaluator, EvaluatorConfig
-from evaluators.gaps import TOOL_ARGS
+from evaluators.gaps import TOOL_ARGS, tool_calls_of
 
 # Moved to evaluators.match_details (compiled); still importable from here.
 from evaluators.match_details import ambiguous_names as ambiguous_names  # noqa: PLC0414
@@ -57,8 +57,10 @@ class ReferenceEvaluator(Evaluator[TrajectoryCriteria, ReferenceConfig]):
         self.matches: CallMatcher = matcher_for(config.args)
 
     def needs(self, criteria: TrajectoryCriteria) -> frozenset[str]:
-        """Tool arguments, when the reference gives some and the config compares them."""
-        return frozenset({TOOL_ARGS}) if compares_args(self.config.args, criteria) else frozenset()
+        """The tool calls (when ``step_kinds`` counts them), and their arguments when the
+        reference gives some and the config compares them."""
+        calls = tool_calls_of(self.config.step_kinds)
+        return calls | {TOOL_ARGS} if compares_args(self.config.args, criteria) else calls
 
     def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> EvaluationResult:
         reference, predicted = shared_inputs(

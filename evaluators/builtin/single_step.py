@@ -14,6 +14,7 @@ from pydantic import Field
 from evaluators.argmatch import matcher_for
 from evaluators.base import Criteria, Evaluator
 from evaluators.builtin.reference_base import ReferenceConfig
+from evaluators.gaps import tool_calls_of
 from evaluators.matching import called_steps, names_match
 from evaluators.reference import ExpectedStep
 from evaluators.results import BooleanResult
@@ -46,6 +47,9 @@ class FirstStepMatch(Evaluator[FirstStepCriteria, FirstStepConfig]):
     def __init__(self, config: FirstStepConfig) -> None:
         super().__init__(config)
         self.matches = matcher_for(config.args)
+
+    def needs(self, criteria: FirstStepCriteria) -> frozenset[str]:
+        return tool_calls_of(self.config.step_kinds)
 
     def evaluate(self, trajectory: Trajectory, criteria: FirstStepCriteria) -> BooleanResult:
         expected = criteria.step.label()

@@ -21,7 +21,7 @@ from evaluators.argmatch import ArgComparator, ArgScore, ArgsMatch
 from evaluators.assignment import best_assignment
 from evaluators.base import Evaluator, EvaluatorConfig
 from evaluators.builtin.reference_base import TrajectoryCriteria
-from evaluators.gaps import TOOL_ARGS
+from evaluators.gaps import TOOL_ARGS, TOOL_CALLS
 from evaluators.matching import called_steps, same_call
 from evaluators.reference import ExpectedStep
 from evaluators.results import NumericResult
@@ -53,7 +53,7 @@ class ToolArgsMatch(Evaluator[TrajectoryCriteria, ToolArgsConfig]):
     """Mean per-call argument credit of the reference calls (share of matching keys)."""
 
     id = "tool_args_match"
-    requires = frozenset({TOOL_ARGS})
+    requires = frozenset({TOOL_CALLS, TOOL_ARGS})
     criteria_model = TrajectoryCriteria
     config_model = ToolArgsConfig
     description = __doc__ or ""

@@ -33,6 +33,7 @@ from evaluators.builtin.reference_base import (
     TrajectoryMatchConfig,
     ratio,
 )
+from evaluators.gaps import TOOL_CALLS
 from evaluators.match_details import copied_details, summary_and_details
 from evaluators.matching import (
     Pairs,
@@ -156,6 +157,7 @@ class TrajectorySingleToolUse(Evaluator[SingleToolCriteria, EvaluatorConfig]):
     """True if the named tool was called (executed) at least once; order and count ignored."""
 
     id = "trajectory_single_tool_use"
+    requires = frozenset({TOOL_CALLS})  # (tools that ran unrecorded: no verdict)
     criteria_model = SingleToolCriteria
     description = __doc__ or ""
 

@@ -215,3 +215,20 @@ def test_wrong_args_name_the_labelled_argument(runs: list[Run]) -> None:
         for wrong in run.labels["labels"]["wrong_args"]:
             (line,) = run.of("refund-duplicate-purchase", "tool_args_match")
             assert line["explanation"] == f"wrong args: {wrong['tool']}({wrong['arg']})"
+
+
+def test_tools_that_ran_unrecorded_get_no_verdict(tmp_path: Path) -> None:
+    """Langtrace records neither tool spans nor the model's replies, only the requests
+    (tool results included): the example specs select these runs by their input, and
+    every check of the tool calls answers "not recorded" (the ``tool_calls`` gap)."""
+    folder, results = TRACES / "langgraph-langtrace", tmp_path / "results.jsonl"
+    inputs = sorted(str(path) for path in folder.glob("*.jsonl"))
+    main(["--log-level", "WARNING", "replay", *inputs, "--spec", str(SPECS),
+          "--results-out", str(results)])  # fmt: skip
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    judged = [line for line in lines if line["spec"] in EXAMPLES]
+    assert "refund-duplicate-purchase" in {line["spec"] for line in judged}
+    verdicts = [line for line in judged if line["error"] != "TrajectoryGap"]
+    assert {line["evaluator"] for line in verdicts} <= {"response_contains", "max_latency"}
+    gaps = [line for line in judged if line["error"] == "TrajectoryGap"]
+    assert gaps and all(line["passed"] is None for line in gaps)

@@ -129,6 +129,8 @@ AGENT_NAME_NOT_RECORDED = {
     "smolagents-code-openinference",
     "dspy-mlflow",
     "burr-openllmetry",  # a state machine's action spans; the model calls name no agent
+    # workflow steps only: the hand-over's name ("store") is read, the entry agent's is not
+    "llamaindex-agentworkflow-openinference",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -31,13 +31,10 @@ NOT_READ = {
     "semantic-kernel-handoff": "a turn is a trace per runtime message, joined only by span"
     " links; evald groups spans by trace id, so the hand-over and the store agent's work"
     " are two runs",
-    "llamaindex-agentworkflow-openinference": "no span names either agent (workflow steps"
-    " only); the hand-over is a tool call whose result names the next agent, read as a"
-    " tool call",
-    "langgraph-langtrace": "Langtrace records no tool span and no model reply, keeps tool"
-    " names only in its own langchain.outputs attribute with non-string arguments dropped,"
-    " and the history only in the older gen_ai.content.prompt event: no tool call is"
-    " read, and nothing says that tools ran unrecorded",
+    "langgraph-langtrace": "Langtrace records no tool span and no model reply (tool names"
+    " only in its own langchain.outputs attribute, non-string arguments dropped): no tool"
+    " call is read; the input is (gen_ai.content.prompt), and the tool_calls gap makes"
+    " every tool check answer 'not recorded' (test_builtin_labels)",
 }
 
 

@@ -27,7 +27,7 @@ LLM_REQUEST = _PREFIX + "llm_request"
 LLM_RESPONSE = _PREFIX + "llm_response"
 SESSION_ID: str = _PREFIX + "session_id"
 
-KEYS = (TOOL_ARGS, TOOL_RESPONSE, LLM_REQUEST, LLM_RESPONSE, SESSION_ID)
+KEYS: tuple[str, ...] = (TOOL_ARGS, TOOL_RESPONSE, LLM_REQUEST, LLM_RESPONSE, SESSION_ID)
 PREFIXES: tuple[str, ...] = ()
 
 _ROLES = {"call_llm": Role.LLM, "invocation": Role.WORKFLOW}

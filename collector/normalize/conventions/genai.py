@@ -39,7 +39,7 @@ FINAL_RESULT = "final_result"  # pydantic-ai, on the invoke_agent span
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 MERGED_TOOLS = "(merged tools)"  # ADK's extra span for parallel calls: not a tool execution
 
-KEYS = (
+KEYS: tuple[str, ...] = (
     OPERATION,
     TOOL_NAME,
     TOOL_CALL_ID,

@@ -16,6 +16,13 @@ Agents integration). The model's reply is then the list's last messages, after t
 last message the model was sent that is not its own (a user or tool message), unless
 ``gen_ai.choice`` items mark it.
 
+Semantic conventions 1.26-1.27 recorded a call's content as two span events instead,
+each with the whole list as JSON text: ``gen_ai.content.prompt`` (``gen_ai.prompt``:
+the messages sent) and ``gen_ai.content.completion`` (``gen_ai.completion``: the
+reply's messages). Instrumentations that kept that form (Langtrace) are read with the
+per-message events; items that are no message object are skipped (Langtrace writes an
+assistant request with tool calls as a list of empty call stubs).
+
 Strands emits same-named events with other shapes (content blocks, tool input on a
 tool span); its own readers run first and these only read what they do not.
 """
@@ -40,12 +47,15 @@ EMBEDDED = "events"  # the events' field maps as one JSON-list attribute
 KEYS: tuple[str, ...] = (EMBEDDED,)  # span events are decoded whole
 PREFIXES: tuple[str, ...] = ()
 CHOICE = "gen_ai.choice"
+PROMPT_EVENT, PROMPT = "gen_ai.content.prompt", "gen_ai.prompt"
+COMPLETION_EVENT, COMPLETION = "gen_ai.content.completion", "gen_ai.completion"
 _ROLES = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
 }
+_EVENT_OF_ROLE = {role: name for name, role in _ROLES.items()}
 _MAX_EVENTS = 4096
 _BODY = "body"  # where ``log_join`` keeps a body that is not a map
 # The last ``events`` text parsed, and what it gave (one entry: swapped whole, so safe
@@ -61,6 +71,9 @@ def _events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:
         for event in span.events[:_MAX_EVENTS]
         if event.name in _ROLES or event.name == CHOICE
     ]
+    if found:
+        return found
+    found = _content_events(span)
     if found:
         return found
     raw = span.attributes.get(EMBEDDED)
@@ -79,6 +92,32 @@ def _events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:
         for item in items[:_MAX_EVENTS]
         if isinstance(item, dict) and isinstance(item.get("event.name"), str)
     ]
+
+
+def _content_events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:
+    """The 1.26-1.27 content events' messages as per-message ``(name, fields)``: each
+    message sent under its role's event name, each reply message as a choice."""
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    for event in span.events[:_MAX_EVENTS]:
+        if event.name == PROMPT_EVENT:
+            key, reply = PROMPT, False
+        elif event.name == COMPLETION_EVENT:
+            key, reply = COMPLETION, True
+        else:
+            continue
+        items = _object(event.attributes.get(key))
+        if not isinstance(items, list):
+            continue
+        for item in items[:_MAX_EVENTS]:
+            if not isinstance(item, dict):
+                continue
+            role = item.get("role")
+            role = role if isinstance(role, str) and role else "assistant" if reply else "user"
+            if reply:
+                found.append((CHOICE, {"message": {**item, "role": role}}))
+            elif role in _EVENT_OF_ROLE:
+                found.append((_EVENT_OF_ROLE[role], item))
+    return found
 
 
 def _split(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -105,7 +144,10 @@ def _split(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def _has_messages(span: Span) -> bool:
-    return any(event.name in _ROLES or event.name == CHOICE for event in span.events)
+    return any(
+        event.name in _ROLES or event.name in (CHOICE, PROMPT_EVENT, COMPLETION_EVENT)
+        for event in span.events
+    )
 
 
 def input_messages(span: Span) -> list[dict[str, Any]] | None:

@@ -44,7 +44,7 @@ INPUT = "genkit:input"
 OUTPUT = "genkit:output"
 SESSION_KEYS: tuple[str, ...] = ("genkit:metadata:agent:sessionId", "genkit:sessionId")
 
-KEYS = (TYPE, SUBTYPE, ACTION_NAME, INPUT, OUTPUT, *SESSION_KEYS)
+KEYS: tuple[str, ...] = (TYPE, SUBTYPE, ACTION_NAME, INPUT, OUTPUT, *SESSION_KEYS)
 PREFIXES: tuple[str, ...] = ()
 
 _ACTION_ROLES = {

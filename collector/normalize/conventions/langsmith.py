@@ -34,7 +34,15 @@ SESSION_KEYS: tuple[str, ...] = session_keys(_METADATA)
 AGENT_NAME = _METADATA + "lc_agent_name"
 LANGGRAPH_NODE = _METADATA + "langgraph_node"
 
-KEYS = (SPAN_KIND, PROMPT, COMPLETION, TAGS, *SESSION_KEYS, AGENT_NAME, LANGGRAPH_NODE)
+KEYS: tuple[str, ...] = (
+    SPAN_KIND,
+    PROMPT,
+    COMPLETION,
+    TAGS,
+    *SESSION_KEYS,
+    AGENT_NAME,
+    LANGGRAPH_NODE,
+)
 PREFIXES: tuple[str, ...] = ()
 
 _ROLES = {"llm": Role.LLM, "chat_model": Role.LLM}

@@ -18,7 +18,7 @@ from collector.normalize.values import INVALID, structured
 NAME = "mastra"
 RUN_INPUT = "mastra.agent_run.input"
 
-KEYS = (RUN_INPUT,)
+KEYS: tuple[str, ...] = (RUN_INPUT,)
 PREFIXES: tuple[str, ...] = ()
 
 

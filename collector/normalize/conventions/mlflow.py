@@ -47,7 +47,16 @@ METADATA = "metadata"  # LangChain run metadata (also OpenInference's key)
 TOOL_CALL_ID = "tool_call_id"  # LangChain's on_tool_start keyword, JSON-quoted
 TOOL_NAME = "name"  # DSPy's tool attributes (name, description, args), JSON-quoted
 
-KEYS = (SPAN_TYPE, INPUTS, OUTPUTS, MODEL, USAGE, METADATA, TOOL_CALL_ID, TOOL_NAME)
+KEYS: tuple[str, ...] = (
+    SPAN_TYPE,
+    INPUTS,
+    OUTPUTS,
+    MODEL,
+    USAGE,
+    METADATA,
+    TOOL_CALL_ID,
+    TOOL_NAME,
+)
 PREFIXES: tuple[str, ...] = ()
 
 _MODEL_TYPES = frozenset({"LLM", "CHAT_MODEL"})

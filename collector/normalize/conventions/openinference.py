@@ -50,7 +50,7 @@ INPUT_MESSAGES = "llm.input_messages."
 TASK_DESCRIPTION = "task_description"
 CREWAI_TASK_DESCRIPTION = "crewai.task.description"  # the same, as OpenLLMetry records it
 
-KEYS = (
+KEYS: tuple[str, ...] = (
     SPAN_KIND,
     TOOL_NAME,
     *TOOL_IDS,
@@ -70,7 +70,7 @@ KEYS = (
 # The run's input may be only in the history (``llm_input``): its first few messages
 # are kept (the system prompt, the user's request), not the growing rest.
 _FIRST_MESSAGES = 4
-PREFIXES = (
+PREFIXES: tuple[str, ...] = (
     OUTPUT_MESSAGES,
     *(f"{INPUT_MESSAGES}{i}.message." for i in range(_FIRST_MESSAGES)),
 )

@@ -27,7 +27,7 @@ LEGACY_COMPLETION = "gen_ai.completion."
 TOOL_ARGUMENTS = "tool.arguments"
 ENTITY_OUTPUT = "traceloop.entity.output"
 
-KEYS = (
+KEYS: tuple[str, ...] = (
     SPAN_KIND,
     ENTITY_NAME,
     *SESSION_KEYS,
@@ -36,7 +36,7 @@ KEYS = (
     TOOL_ARGUMENTS,
     ENTITY_OUTPUT,
 )
-PREFIXES = (LEGACY_COMPLETION,)
+PREFIXES: tuple[str, ...] = (LEGACY_COMPLETION,)
 
 _ROLES = {"workflow": Role.WORKFLOW, "agent": Role.AGENT, "unknown": Role.OTHER}
 _LEGACY_LLM_TYPES = frozenset({"chat", "completion"})

@@ -38,7 +38,7 @@ _METADATA = "ai.telemetry.metadata."  # ai <= 6: experimental_telemetry.metadata
 _RUNTIME_CONTEXT = "ai.settings.context."
 SESSION_KEYS: tuple[str, ...] = session_keys(_METADATA, _RUNTIME_CONTEXT)
 
-KEYS = (
+KEYS: tuple[str, ...] = (
     OPERATION_ID,
     TOOL_NAME,
     TOOL_CALL_ID,

@@ -89,3 +89,46 @@ def test_without_model_calls_the_hint_adds_a_model_client_instrumentation() -> N
     assert "instrument the model client as well" in explanation
     with_model = TrajectoryBuilder(None).llm().tool("refund", None).gaps("tool_args").build()
     assert "instrument the model client" not in gap_error(with_model, ["tool_args"]).explanation
+
+
+TOOL_JUDGES = build_spec(
+    {
+        "id": "tools",
+        "reference": {"trajectory": [{"tool": "refund"}]},
+        "evaluators": [
+            "trajectory_exact_match",
+            "trajectory_recall",
+            "tool_args_match",
+            "tool_error_rate",
+            "repeated_calls",
+            {"name": "max_calls_per_tool", "criteria": {"limit": 1}},
+            {"name": "forbidden_tools", "criteria": {"tools": ["delete_account"]}},
+            {"name": "essential_tools_present", "criteria": {"tools": ["refund"]}},
+            {"name": "tool_order", "criteria": {"constraints": ["lookup before refund"]}},
+            {"name": "trajectory_single_tool_use", "criteria": {"tool": "refund"}},
+            {"name": "max_steps", "criteria": {"limit": 3}},
+            {"name": "max_steps", "id": "model_calls", "config": {"step_kinds": ["llm"]},
+             "criteria": {"limit": 3}},
+            {"name": "max_latency", "id": "run_only", "criteria": {"run": 30}},
+            {"name": "max_latency", "id": "per_step", "criteria": {"per_step": 5}},
+            {"name": "response_contains", "criteria": {"contains": ["done"]}},
+        ],
+    }
+)  # fmt: skip
+
+
+def test_tools_that_ran_unrecorded_leave_every_tool_check_without_a_verdict() -> None:
+    trajectory = TrajectoryBuilder("refund 9").llm().output("done").gaps("tool_calls").build()
+    with EvaluationRunner() as runner:
+        found = {o.item or o.evaluator: o for o in runner.run(trajectory, TOOL_JUDGES.bound)}
+    judged = {"model_calls", "run_only", "response_contains"}
+    for name, outcome in found.items():
+        if name in judged:
+            assert outcome.passed is True, name
+            continue
+        assert outcome.passed is None and outcome.result.error == GAP_ERROR, name  # type: ignore[attr-defined]
+        assert outcome.result.details["gaps"][0] == "tool_calls", name  # type: ignore[attr-defined]
+    assert len(found) == 15
+    hint = found["trajectory_recall"].result.explanation  # type: ignore[attr-defined]
+    assert hint.startswith("the tool calls that ran (their names, arguments and order) not")
+    assert "instrument the tools' execution" in hint

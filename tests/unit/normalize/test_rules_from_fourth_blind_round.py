@@ -13,6 +13,7 @@ from support.span_kit import genai_chat, genai_tool, run, span
 from collector.core.records import CompletionReason, Span, Trace
 from collector.decode import decode_json
 from collector.normalize import ATTRIBUTE_SELECTOR, Mappings, normalize
+from evaluators.lazy import LazyValue
 from evaluators.trajectory import StepKind, Trajectory
 
 
@@ -151,3 +152,123 @@ def test_griptape_is_read_through_a_tool_span_mapping_with_its_gaps_stated() -> 
     assert [step.name for step in trajectory.tool_calls] == ["MusicStore.try_run()"] * 3
     assert trajectory.tool_errors == 1
     assert {"tool_args", "tool_results", "input", "output"} <= set(trajectory.gaps)
+
+
+# Rule 48: the 1.26-1.27 content events are read; tools that ran unrecorded are a gap.
+
+
+def content_chat(n: int, sent: list[dict[str, Any]], reply: list[dict[str, Any]] | None) -> Span:
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("gen_ai.content.prompt", {"gen_ai.prompt": json.dumps(sent)})
+    ]
+    if reply is not None:
+        events.append(("gen_ai.content.completion", {"gen_ai.completion": json.dumps(reply)}))
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+    return span(n, "openai.chat", attributes, parent=1, events=tuple(events))
+
+
+ASK = {"role": "user", "content": "refund my order"}
+STUB = [{"id": "", "type": ""}]  # an assistant request written as a list (Langtrace)
+RESULT = {"role": "tool", "tool_call_id": "c1", "content": '{"total": 7}'}
+
+
+def test_the_older_content_events_give_the_input_and_the_reply() -> None:
+    root = span(1, "root", {}, start=0, end=10**7)
+    reply = [{"role": "assistant", "content": "it is 7"}]
+    trajectory = run(root, content_chat(2, [ASK], reply))
+    assert (trajectory.input, trajectory.output) == ("refund my order", "it is 7")
+    assert "content" not in trajectory.gaps
+
+
+def test_tool_results_sent_to_the_model_with_no_call_recorded_are_a_gap() -> None:
+    root = span(1, "root", {}, start=0, end=10**7)
+    first, second = content_chat(2, [ASK], None), content_chat(3, [ASK, STUB, RESULT], None)
+    trajectory = run(root, first, second)
+    assert trajectory.tool_calls == ()
+    assert trajectory.gaps[0] == "tool_calls"
+
+
+def test_no_gap_when_the_calls_are_recorded_or_the_results_are_an_earlier_turns() -> None:
+    root = span(1, "root", {}, start=0, end=10**7)
+    requested = [{"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    ]}]  # fmt: skip
+    recorded = run(
+        root, content_chat(2, [ASK], requested), content_chat(3, [ASK, STUB, RESULT], None)
+    )
+    earlier = run(
+        root, content_chat(3, [ASK, STUB, RESULT, {"role": "user", "content": "thanks"}], None)
+    )
+    assert [step.name for step in recorded.tool_calls] == ["lookup"]  # (rebuilt: rule 6)
+    assert "tool_calls" not in recorded.gaps and "tool_calls" not in earlier.gaps
+
+
+# Rule 49: a hand-over inside one loop, seen in the model's instructions.
+
+FRONT = "You are the front desk of Tunes & Co. Route every store request."
+STORE = "You are the store agent of Tunes & Co. Use the store tools."
+
+
+def instructed_chat(n: int, system: str, calls: list[dict[str, Any]], text: str = "") -> Span:
+    sent = [
+        {"role": "system", "parts": [{"type": "text", "content": system}]},
+        {"role": "user", "parts": [{"type": "text", "content": "refund my order"}]},
+    ]
+    parts: list[dict[str, Any]] = [{"type": "tool_call", **call} for call in calls]
+    if text:
+        parts.append({"type": "text", "content": text})
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "m",
+        "gen_ai.input.messages": json.dumps(sent),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
+    }
+    return span(n, "chat m", attributes, parent=1)
+
+
+def one_loop(second: str, handoff_args: str, handoff_result: str) -> Trajectory:
+    """A workflow whose model calls run under ``FRONT``, then under ``second``."""
+    return run(*one_loop_spans(second, handoff_args, handoff_result))
+
+
+def one_loop_spans(second: str, handoff_args: str, handoff_result: str) -> tuple[Span, ...]:
+    workflow = span(1, "Workflow.run", {}, start=0, end=10**7)
+    return (
+        workflow,
+        instructed_chat(2, FRONT, [{"id": "h", "name": "handoff", "arguments": {}}]),
+        genai_tool(3, "handoff", handoff_args, call_id="h", **{
+            "gen_ai.tool.call.result": handoff_result
+        }),
+        instructed_chat(4, second, [{"id": "c", "name": "lookup", "arguments": {}}]),
+        genai_tool(5, "lookup", '{"q": "x"}', call_id="c", **{"gen_ai.tool.call.result": "7"}),
+        instructed_chat(6, second, [], text="done"),
+    )  # fmt: skip
+
+
+def test_a_call_after_which_the_model_gets_another_agents_instructions_hands_over() -> None:
+    trajectory = one_loop(STORE, '{"to_agent": "store"}', "Agent store now handles it.")
+    assert [(s.kind.value, s.name, s.agent) for s in trajectory.steps if s.kind.value != "llm"] == [
+        ("control", "handoff", None),  # (a span no rule reads: no agent named)
+        ("tool", "lookup", "store"),
+    ]
+    assert trajectory.agents == ("store",)
+
+
+def test_same_or_edited_instructions_or_no_echoed_name_is_no_hand_over() -> None:
+    edited = FRONT + " Memory: the customer is 17."
+    for second, args, result in (
+        (FRONT, '{"to_agent": "store"}', "Agent store now handles it."),  # same agent
+        (edited, '{"to_agent": "store"}', "Agent store now handles it."),  # a memory edit
+        (STORE, '{"to_agent": "store"}', "done"),  # the result does not name it
+        (STORE, '{"n": 7}', "7 handled"),  # a number is no name
+    ):
+        trajectory = one_loop(second, args, result)
+        assert [s.kind.value for s in trajectory.steps if s.name == "handoff"] == ["tool"]
+        assert trajectory.agents == ()
+
+
+def test_a_run_under_one_set_of_instructions_parses_no_argument_for_it() -> None:
+    spans = one_loop_spans(FRONT, '{"to_agent": "store"}', "Agent store now handles it.")
+    trace = Trace(spans[0].trace_id, spans, CompletionReason.END_OF_INPUT, 0, 0)
+    for step in normalize(trace).tool_calls:  # (span_kit's run serializes: parses all)
+        assert isinstance(step[6], LazyValue) and not step[6].loaded, step.name
