@@ -33,6 +33,7 @@ from collector.normalize.messages import (
     requested,
     role_of,
     text_of,
+    text_of_content,
 )
 from collector.normalize.react import transcript_steps
 from collector.normalize.results import ToolResult, parse_result, result_of
@@ -71,6 +72,16 @@ def history(span: Span) -> list[Message]:
         transcript = _transcript(raw)
         if transcript:
             return transcript
+    return []
+
+
+def input_messages(span: Span) -> list[Message]:
+    """The structured input messages of a model call span, answers or none (the first
+    source that records a message list)."""
+    for raw in _sources(span):
+        messages = _messages(raw)
+        if messages:
+            return messages
     return []
 
 
@@ -152,6 +163,8 @@ def _parts(fields: dict[str, Any]) -> list[Any]:
 def _tool_message(fields: dict[str, Any]) -> Answer:
     call_id = fields.get("tool_call_id") or fields.get("id")
     content = fields.get("content")
+    if content is None and isinstance(fields.get("parts"), list):
+        content = text_of_content(fields["parts"])  # (semconv text parts of a tool message)
     result = _result(content)
     if fields.get("status") == "error" and result.error is None:
         result = result._replace(error=_text(result.value) or "error")

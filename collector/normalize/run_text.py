@@ -70,7 +70,7 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
     asked for tools (the run was cut short)."""
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_OUTPUT, span)
-        if found:
+        if found and not _echoes_request(span, found, llms):
             return _as_the_model_wrote(found, llms)
     if llms:
         found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
@@ -85,6 +85,18 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
         if found:
             return found
     return None
+
+
+def _echoes_request(span: Span, found: str, llms: Sequence[LlmCall]) -> bool:
+    """Whether the "answer" a run span records is its own request, while model calls
+    were made: a transcript recorded from the requester's side (AG2's initiating agent
+    writes the chat as it sees it: its request as ``assistant``, the other agent's answer
+    as ``user``), so its last ``assistant`` text is the question. No run answers with its
+    own request verbatim; the last model reply is the answer then."""
+    if not llms:
+        return False
+    request = conventions.first_text(conventions.RUN_INPUT, span)
+    return request is not None and request.strip() == found.strip()
 
 
 def _answer_inside(run_spans: Sequence[Span], reply: str) -> str | None:

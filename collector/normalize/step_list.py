@@ -14,12 +14,13 @@ from operator import itemgetter
 
 from collector.normalize import conventions
 from collector.normalize.control_tools import internal_tools as matcher_of
+from collector.normalize.history import input_messages
 from collector.normalize.join import Joined, LlmCall, join, unexecuted
 from collector.normalize.messages import RequestedCall
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, history_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
-from collector.normalize.step_records import CALL_ID, KIND, with_fields
+from collector.normalize.step_records import CALL_ID, KIND, STEP_FIELDS, with_fields
 from collector.normalize.steps import tool_step, unexecuted_step
 from collector.normalize.tools import ToolDraft
 from evaluators.trajectory import Step, StepKind
@@ -50,6 +51,7 @@ def ordered_steps(
             link = joined[id(item)]
             step, missed = _with_call_id(tool_step(item, link), link, llms, index_of, call_ids)
             left_out = left_out or missed
+            step = _with_shown_error(step, link, llms, index_of)
             if internal.matches(step.name):
                 step = with_fields(step, {KIND: StepKind.CONTROL})
             attempt = attempt_number(item.span)
@@ -89,6 +91,29 @@ def _with_call_id(
     return (step if found is None else with_fields(step, {CALL_ID: found})), False
 
 
+_ERROR = STEP_FIELDS.index("error")
+
+
+def _with_shown_error(
+    step: Step, link: Joined, llms: list[LlmCall], index_of: dict[int, int]
+) -> Step:
+    """A failed tool step whose span names only the error's type (one word, no message,
+    no result recorded) gets the message the model was shown for that call: the answer
+    with the step's call id in a later model call's history, when that answer is itself
+    an error report (``Error: RefundWindowExpired: ...``). Evidence, not a guess: the same
+    call id, and the framework sent that text to the model as the call's outcome."""
+    error = step.error
+    if error is None or " " in error.strip() or step.call_id is None or link.llm is None:
+        return step
+    if step.result is not None:
+        return step
+    wanted = RequestedCall(step.call_id, step.name, step.args, None)
+    answer = answer_of(llms, index_of[id(link.llm)], wanted)
+    if answer is None or answer.call_id != step.call_id or answer.result.error is None:
+        return step
+    return with_fields(step, {_ERROR: answer.result.error})
+
+
 def _model_calls(
     items: Sequence[tuple[SortKey, Item]], llms: list[LlmCall]
 ) -> tuple[dict[int, int], dict[int, int]]:
@@ -106,6 +131,8 @@ def _model_calls(
         llm = llms[n]
         if not llm.calls:
             _calls_from_transcript(llm)
+            if not llm.calls:
+                _calls_from_reply_in_next_history(llm, llms[n + 1])
         else:
             for call in llm.calls:
                 if _unparsed(call):
@@ -134,6 +161,33 @@ def _calls_from_next_history(llm: LlmCall, later: LlmCall) -> None:
             if not any(_unparsed(call) for call in calls):
                 llm.calls, llm.matched = list(calls), [False] * len(calls)
             return
+
+
+def _calls_from_reply_in_next_history(llm: LlmCall, later: LlmCall) -> None:
+    """A model call that recorded its input history but not the calls it requested (an
+    instrumentation that drops tool calls from the reply it records) takes them from its
+    reply as the next model call of the same agent sends it back: when the next call's
+    history continues this call's history (same length prefix, same roles and requested
+    call ids), the message right after that prefix is this call's reply, and when it is
+    an assistant message with tool calls answered after it, those are the calls made.
+    Only for a call whose recorded reply holds neither calls nor text (LiteLLM's
+    callback drops the calls from the reply it records)."""
+    if later.step.agent != llm.step.agent:
+        return  # (the next model call of another agent holds another conversation)
+    if any(conventions.first_text(conventions.LLM_OUTPUT, span) for span in llm.spans):
+        return  # (a reply recorded as text, with no calls: it asked for none)
+    mine = next((found for found in map(input_messages, llm.spans) if found), [])
+    theirs = history_of(later)
+    if not mine or len(theirs) < len(mine) + 2:
+        return
+    for own, seen in zip(mine, theirs[: len(mine)], strict=True):
+        if own.role != seen.role or [c.call_id for c in own.calls] != [
+            c.call_id for c in seen.calls
+        ]:
+            return  # not a continuation (trimmed, rewritten or another conversation)
+    reply = theirs[len(mine)]
+    if reply.calls and not reply.answers and theirs[len(mine) + 1].answers:
+        llm.calls, llm.matched = list(reply.calls), [False] * len(reply.calls)
 
 
 def _calls_from_transcript(llm: LlmCall) -> None:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from evaluators.base import Evaluator
 from evaluators.results import BooleanResult, EvaluationResult, NumericResult
 from evaluators.trajectory import Step, StepKind, Trajectory
-from support.captures import NO_CONTENT_RECORDED, NOT_READ
+from support.captures import NO_CONTENT_RECORDED, not_read
 from support.paths import GOLDEN
 
 
@@ -103,9 +103,9 @@ def golden_runs(*, text_needed: bool = True) -> list[GoldenRun]:
     runs = []
     for expected in sorted((GOLDEN / "traces").glob("*/*.expected.json")):
         framework = expected.parent.name
-        if framework in NOT_READ or (text_needed and framework in NO_CONTENT_RECORDED):
-            continue
         scenario = expected.name.removesuffix(".expected.json")
+        if not_read(framework, scenario) or (text_needed and framework in NO_CONTENT_RECORDED):
+            continue
         path = GOLDEN / "trajectories" / framework / f"{scenario}.json"
         traces = [from_json(item) for item in json.loads(path.read_text())]
         # One trajectory per user turn; a capture may hold a stray empty trace.

@@ -17,13 +17,19 @@ TRACES = GOLDEN / "traces"
 NO_CONTENT_RECORDED = frozenset({"autogen-agentchat", "autogen-swarm"})
 # Captures whose session id reaches no exported span (MLflow keeps it as trace metadata,
 # which its OTLP export leaves out; DSPy puts no thread id in the run's inputs either).
-SESSION_NOT_RECORDED = frozenset({"dspy-mlflow", "burr-openllmetry"})
+SESSION_NOT_RECORDED = frozenset(
+    {"dspy-mlflow", "burr-openllmetry", "openai-agents-handoff-mlflow"}
+)
+# Captures whose conversation id is new for every turn (AG2 starts a conversation per
+# ``initiate_chat``): each turn is a session of its own, never the labelled conversation.
+SESSION_PER_TURN = frozenset({"ag2-otel"})
 # Captures that record tools under a qualified name (Semantic Kernel: plugin, "-",
 # function, the name the model is given); the labels name the function.
 TOOL_PREFIXES = {"semantic-kernel": "MusicStore-", "semantic-kernel-handoff": "MusicStore-"}
 # Captures evald does not read right yet, kept as the evidence (and the test) for the
 # rule that would: their trajectories are pinned, the label and verdict tests skip them
-# with the reason given here (ADR 0017, addendum of 2026-11-27, "left out").
+# with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
+# folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
     "griptape-otel": "Griptape's own tracing records span names and statuses only (no tool"
     " name, argument, model call or agent): every trace is skipped as no agent run, and a"
@@ -35,7 +41,21 @@ NOT_READ = {
     " only in its own langchain.outputs attribute, non-string arguments dropped): no tool"
     " call is read; the input is (gen_ai.content.prompt), and the tool_calls gap makes"
     " every tool check answer 'not recorded' (test_builtin_labels)",
+    "voltagent": "VoltAgent records its own attributes only (entity.type, tool.call.id,"
+    " plain input/output) and one model span for the whole loop, without the model's"
+    " requests: no span gets a role, so every trace is skipped as no agent run",
+    "autogen-agentchat-openinference/multi_turn": "the turn's request is only in the agent"
+    " span's input as pydantic str() text, and beyond the first four history messages the"
+    " decoder keeps: turns 2 and 3 read turn 1's question as their input",
+    "autogen-agentchat-openinference/tool_error": "the instrumentation sets status OK"
+    " before the failure (the SDK then ignores ERROR): the refused refund is recorded as"
+    " an ordinary result, with no error anywhere",
 }
+
+
+def not_read(framework: str, scenario: str) -> str | None:
+    """Why a labelled scenario is not read right yet (``NOT_READ``), or None."""
+    return NOT_READ.get(framework) or NOT_READ.get(f"{framework}/{scenario}")
 
 
 def recorded_tool(framework: str, tool: str) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from collector.config.settings import Config
 from collector.core.clock import ManualClock
 from collector.daemon.serve import Daemon
-from support.captures import NOT_READ
+from support.captures import not_read
 from support.paths import ROOT
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def golden_files(pattern: str = "*/*.jsonl") -> list[Path]:
 def read_golden_files() -> list[Path]:
     """Golden trace files of the captures evald reads right (``captures.NOT_READ`` left
     out: their labels are not what evald reports yet)."""
-    return [path for path in golden_files() if path.parent.name not in NOT_READ]
+    return [p for p in golden_files() if not_read(p.parent.name, p.name.split(".")[0]) is None]
 
 
 def golden_logs(path: Path) -> Path | None:
