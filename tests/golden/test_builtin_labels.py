@@ -43,7 +43,10 @@ class Run(NamedTuple):
         return any(line["passed"] is False for line in self.of(spec, evaluator))
 
     def below_one(self, spec: str, evaluator: str) -> bool:
-        return any(line["score"] < 1 for line in self.of(spec, evaluator))
+        # (a gap is no score: "not recorded" is no verdict, below one or not)
+        return any(
+            line["score"] is not None and line["score"] < 1 for line in self.of(spec, evaluator)
+        )
 
 
 @pytest.fixture(scope="module")
@@ -159,13 +162,21 @@ def test_verdicts_agree_with_the_labels(runs: list[Run], row: Agreement) -> None
 def unjudged(run: Run, row: Agreement) -> bool:
     """A capture without text whose labelled fault evald gave no verdict on: the spec
     that would judge it selects by input, which the capture lacks. No verdict is no
-    wrong verdict; a verdict given must still agree (rows judged by names alone)."""
+    wrong verdict; a verdict given must still agree (rows judged by names alone). The same
+    holds for any capture where the judging evaluator answered only "not recorded" (a
+    trajectory gap)."""
+    if row.judged_by is not None and _gaps_only(run.of(*row.judged_by)):
+        return True
     if run.framework not in NO_CONTENT_RECORDED:
         return False
     if row.judged_by is not None:
         return not run.of(*row.judged_by)
     faults = [r for r in AGREEMENT if r.judged_by is not None and r.labelled(run.labels["labels"])]
     return bool(faults) and all(not run.of(*fault.judged_by) for fault in faults if fault.judged_by)
+
+
+def _gaps_only(lines: list[Line]) -> bool:
+    return bool(lines) and all(line["error"] == "TrajectoryGap" for line in lines)
 
 
 def test_a_capture_without_text_gets_no_verdict_that_needs_it(tmp_path: Path) -> None:
