@@ -12,11 +12,15 @@ is a hand-over to agent X when
 
 - one of its argument values is a name X (a short single-line text with a letter, the
   whole value) that its result also holds as text, and
-- the model call that requested C and the next model call both record a system prompt,
-  and the two differ within their first 64 characters: another agent's instructions,
-  not an instruction block edited in place (a memory, a date) further on; and the
-  run's first and last model calls were not sent the same opening (a run that ends
-  with the agent it started with is not read: A → B → A goes unseen).
+- the model calls right before and after C both record a system prompt, and the two
+  differ within their first 64 characters: another agent's instructions, not an
+  instruction block edited in place (a memory, a date) further on;
+- the new instructions are settled: the model call after the next one was sent them
+  too (a prompt that opens with the time or a counter changes on every call, and an
+  agent handed over to makes more than one call before it answers; one that answers
+  at once goes unseen);
+- the run's first and last model calls were not sent the same opening (a run that
+  ends with the agent it started with is not read: A → B → A goes unseen).
 
 C becomes a ``control`` step; the steps after it are X's, until the next hand-over;
 X joins the run's agents.
@@ -24,6 +28,7 @@ X joins the run's agents.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +40,7 @@ from collector.normalize.conventions.openinference import INPUT_MESSAGES as OI_M
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import message_list, role_of, text_of
 from collector.normalize.step_records import KIND, with_fields
-from collector.normalize.values import INVALID, holds_text, parse_json
+from collector.normalize.values import holds_text
 from evaluators.trajectory import Step, StepKind
 
 AGENT = Step._fields.index("agent")
@@ -43,6 +48,7 @@ _SAME_START = 64  # characters of two prompts compared: different agents differ 
 _OPENING = 256  # characters of a JSON history holding the first message's opening
 _NAME = re.compile(r"[^\W\d_][\w .:-]{2,63}")  # one line, a letter first, 3 to 64
 _INSTRUCTION_ROLES = frozenset({"system", "developer"})
+_DECODER = json.JSONDecoder()
 _FIRST_ROLE = f"{OI_MESSAGES}0.message.role"
 _FIRST_CONTENT = f"{OI_MESSAGES}0.message.content"
 
@@ -55,41 +61,44 @@ def switched_instructions(
 
     Cost: a run whose first and last model calls open with the same text (most runs: one
     agent, the same instructions throughout) is returned at once, nothing parsed; the
-    others compare their model calls' instructions around each successful call, and
-    read a call's arguments and result only where the instructions changed."""
+    others read each model call's instructions once, and a call's arguments and result
+    only where the instructions changed."""
     if len(llms) < 2 or _opening(llms[0]) == _opening(llms[-1]):  # (in trajectory order)
         return steps
     calls = {llm.step.span_id: llm for llm in llms}
-    read: dict[str, str | None] = {}
-    switches: list[tuple[int, str]] = []
+    # The model calls in order, each with the start of its instructions (None: unread).
+    models: list[tuple[int, str | None]] = []
     for k, step in enumerate(steps):
-        if step.kind is not StepKind.TOOL or not step.executed or step.error is not None:
+        if step.kind is StepKind.LLM:
+            llm = calls.get(step.span_id)
+            found = instructions(llm) if llm is not None else None
+            models.append((k, found[:_SAME_START] if found is not None else None))
+    switches: list[tuple[int, str]] = []
+    for at in range(1, len(models)):
+        before, after = models[at - 1][1], models[at][1]
+        if before is None or after is None or before == after:
             continue
-        before = _model_call(steps, range(k - 1, -1, -1), calls)
-        after = _model_call(steps, range(k + 1, len(steps)), calls)
-        if before is None or after is None:
-            continue
-        old, new = _read(before, read), _read(after, read)
-        if old is None or new is None or old[:_SAME_START] == new[:_SAME_START]:
-            continue
-        name = _echoes_a_name(step)
-        if name is not None:
-            switches.append((k, name))
+        if not _settled(models, at, after):
+            continue  # (instructions that change on every call: a date, a counter)
+        for k in range(models[at - 1][0] + 1, models[at][0]):
+            name = _echoes_a_name(steps[k])
+            if name is not None:
+                switches.append((k, name))
     changed = list(steps)
-    for at, (k, name) in enumerate(switches):
-        changed[k] = with_fields(steps[k], {KIND: StepKind.CONTROL})
-        end = switches[at + 1][0] if at + 1 < len(switches) else len(steps)
+    for n, (k, name) in enumerate(switches):
+        changed[k] = with_fields(changed[k], {KIND: StepKind.CONTROL})
+        # X's steps run up to the next hand-over, which X makes (so it is X's too)
+        end = switches[n + 1][0] + 1 if n + 1 < len(switches) else len(steps)
         for j in range(k + 1, end):
             changed[j] = with_fields(changed[j], {AGENT: name})
         agents[name] = None
     return tuple(changed)
 
 
-def _read(llm: LlmCall, read: dict[str, str | None]) -> str | None:
-    key = llm.step.span_id
-    if key not in read:
-        read[key] = instructions(llm)
-    return read[key]
+def _settled(models: list[tuple[int, str | None]], at: int, opening: str) -> bool:
+    """Whether the instructions from model call ``at`` on are the same for at least two
+    calls in a row: an agent's, not a prompt rewritten on every call."""
+    return at + 1 < len(models) and models[at + 1][1] == opening
 
 
 def _opening(llm: LlmCall) -> str | None:
@@ -128,14 +137,6 @@ def _containing(name: str) -> Callable[[str], bool]:
     return lambda text: name in text
 
 
-def _model_call(steps: tuple[Step, ...], at: range, calls: dict[str, LlmCall]) -> LlmCall | None:
-    """The first model call met walking ``at`` (a tool call's neighbours)."""
-    for j in at:
-        if steps[j].kind is StepKind.LLM:
-            return calls.get(steps[j].span_id)
-    return None
-
-
 def instructions(llm: LlmCall) -> str | None:
     """The system prompt a model call was sent, from the first layer recording one."""
     for span in llm.spans:
@@ -152,11 +153,27 @@ def _instructions(span: Span) -> str | None:
         content = attributes.get(_FIRST_CONTENT)
         return content if role.lower() in _INSTRUCTION_ROLES and isinstance(content, str) else None
     raw = attributes.get(INPUT_MESSAGES)
-    messages: Any = parse_json(raw) if isinstance(raw, str) else None
-    if messages is None or messages is INVALID:
+    first: Any = _first_item(raw) if isinstance(raw, str) else None
+    if first is None:
         messages = genai_events.input_messages(span)
-    found = message_list(messages) if messages else None
-    if not found:
-        return None
-    first = found[0]
+        found = message_list(messages) if messages else None
+        first = found[0] if found else None
     return text_of(first) if role_of(first) in _INSTRUCTION_ROLES else None
+
+
+def _first_item(raw: str) -> Any:
+    """The first item of a JSON list, decoded alone (a history's first message: the rest,
+    the whole conversation, is not parsed), or None."""
+    at = 0
+    while at < len(raw) and raw[at] in " \t\r\n":
+        at += 1
+    if not raw.startswith("[", at):
+        return None
+    at += 1
+    while at < len(raw) and raw[at] in " \t\r\n":
+        at += 1
+    try:
+        item, _ = _DECODER.raw_decode(raw, at)
+    except ValueError:
+        return None
+    return item

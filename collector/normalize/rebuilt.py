@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from collector.core.records import Span
 from collector.normalize.history import Answer, Message, history
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import USER_ROLES, RequestedCall
@@ -122,15 +123,38 @@ def _same(seen: RequestedCall, call: RequestedCall) -> bool:
     return seen.args is None or call.args is None or seen.args == call.args
 
 
+def _may_answer(span: Span) -> bool:
+    """Whether a model call's recorded input may hold a tool result (unparsed: a JSON
+    history that names no tool message holds none; other forms are read)."""
+    raw = span.attributes.get(_INPUT_MESSAGES)
+    if not isinstance(raw, str):
+        return True
+    return any(marker in raw for marker in _ANSWER_MARKERS)
+
+
+_INPUT_MESSAGES = "gen_ai.input.messages"
+# How a tool result is written in the histories ``history`` reads (a role, a part type,
+# an id key, a Responses-API item type).
+_ANSWER_MARKERS: tuple[str, ...] = (
+    '"tool"',
+    "tool_call_response",
+    "tool_call_id",
+    "function_call_output",
+    '"function"',
+)
+
+
 def answered_unrecorded(llms: Sequence[LlmCall], steps: Sequence[Step]) -> bool:
     """Whether tools ran that the run records nowhere (the ``tool_calls`` gap): no tool
     step and no model request for a call, yet the last model call was sent tool results
     after the turn's user message. (An instrumentation that records neither tool spans
     nor the model's replies: which tools ran, and with what, is unknown.) Reads one
     history, and only for runs that record no call at all."""
-    if not llms or any(llm.calls for llm in llms):
-        return False
+    if len(llms) < 2 or any(llm.calls for llm in llms):
+        return False  # (results in this turn answer a request of an earlier model call)
     if any(step.kind is StepKind.TOOL for step in steps):
+        return False
+    if not any(_may_answer(span) for span in llms[-1].spans):
         return False
     messages = history_of(llms[-1])
     last_user = -1

@@ -22,6 +22,7 @@ from collector.core.records import Span
 from collector.normalize import conventions
 from collector.normalize.conventions import mlflow, openinference
 from collector.normalize.join import LlmCall
+from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES, role_of, text_of
 from collector.normalize.values import INVALID, first, parse_json, text
 
 _MAX_FIELDS = 64
@@ -88,15 +89,31 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
 
 
 def _echoes_request(span: Span, found: str, llms: Sequence[LlmCall]) -> bool:
-    """Whether the "answer" a run span records is its own request, while model calls
-    were made: a transcript recorded from the requester's side (AG2's initiating agent
-    writes the chat as it sees it: its request as ``assistant``, the other agent's answer
-    as ``user``), so its last ``assistant`` text is the question. No run answers with its
-    own request verbatim; the last model reply is the answer then."""
+    """Whether the "answer" a run span records is its own request, written from the
+    requester's side: AG2's initiating agent records the chat as it sees it, its request
+    as ``assistant`` and the other agent's answer as ``user`` after it, so its last
+    ``assistant`` text is the question. Only that shape counts (a run whose answer
+    legitimately equals its input, a proofreader's, keeps it), and only with model calls
+    made (their last reply is the answer then)."""
     if not llms:
         return False
     request = conventions.first_text(conventions.RUN_INPUT, span)
-    return request is not None and request.strip() == found.strip()
+    if request is None or request.strip() != found.strip():
+        return False
+    messages = parse_json(text(span.attributes.get(_OUTPUT_MESSAGES)) or "")
+    if not isinstance(messages, list):
+        return False
+    roles = [role_of(item) for item in messages[:_MAX_SIDE_MESSAGES]]
+    asked = [
+        at
+        for at, item in enumerate(messages[:_MAX_SIDE_MESSAGES])
+        if roles[at] in ASSISTANT_ROLES and (text_of(item) or "").strip() == found.strip()
+    ]
+    return bool(asked) and any(role in USER_ROLES for role in roles[asked[0] + 1 :])
+
+
+_OUTPUT_MESSAGES = "gen_ai.output.messages"
+_MAX_SIDE_MESSAGES = 256
 
 
 def _answer_inside(run_spans: Sequence[Span], reply: str) -> str | None:

@@ -99,18 +99,21 @@ def _with_shown_error(
 ) -> Step:
     """A failed tool step whose span names only the error's type (one word, no message,
     no result recorded) gets the message the model was shown for that call: the answer
-    with the step's call id in a later model call's history, when that answer is itself
+    with the step's call id in the next model call's history, when that answer is itself
     an error report (``Error: RefundWindowExpired: ...``). Evidence, not a guess: the same
     call id, and the framework sent that text to the model as the call's outcome."""
     error = step.error
     if error is None or " " in error.strip() or step.call_id is None or link.llm is None:
         return step
-    if step.result is not None:
-        return step
-    wanted = RequestedCall(step.call_id, step.name, step.args, None)
-    answer = answer_of(llms, index_of[id(link.llm)], wanted)
+    # The next model call is where the outcome is shown: one history read (bounded on
+    # hostile traces of many failed calls), matched by id alone (no argument parsed).
+    wanted = RequestedCall(step.call_id, step.name, None, None)
+    at = index_of[id(link.llm)]
+    answer = answer_of(llms[: at + 2], at, wanted)
     if answer is None or answer.call_id != step.call_id or answer.result.error is None:
         return step
+    if step.result is not None:
+        return step  # (a result was recorded: the span's own account stands)
     return with_fields(step, {_ERROR: answer.result.error})
 
 

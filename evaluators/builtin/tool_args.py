@@ -21,7 +21,7 @@ from evaluators.argmatch import ArgComparator, ArgScore, ArgsMatch
 from evaluators.assignment import best_assignment
 from evaluators.base import Evaluator, EvaluatorConfig
 from evaluators.builtin.reference_base import TrajectoryCriteria
-from evaluators.gaps import TOOL_ARGS, TOOL_CALLS
+from evaluators.gaps import TOOL_ARGS, tool_calls_of
 from evaluators.matching import called_steps, same_call
 from evaluators.reference import ExpectedStep
 from evaluators.results import NumericResult
@@ -53,7 +53,7 @@ class ToolArgsMatch(Evaluator[TrajectoryCriteria, ToolArgsConfig]):
     """Mean per-call argument credit of the reference calls (share of matching keys)."""
 
     id = "tool_args_match"
-    requires = frozenset({TOOL_CALLS, TOOL_ARGS})
+    requires = frozenset({TOOL_ARGS})
     criteria_model = TrajectoryCriteria
     config_model = ToolArgsConfig
     description = __doc__ or ""
@@ -61,6 +61,10 @@ class ToolArgsMatch(Evaluator[TrajectoryCriteria, ToolArgsConfig]):
     def __init__(self, config: ToolArgsConfig) -> None:
         super().__init__(config)
         self.comparator = ArgComparator(config)
+
+    def needs(self, criteria: TrajectoryCriteria) -> frozenset[str]:
+        """The arguments, and the tool calls when ``step_kinds`` counts them."""
+        return tool_calls_of(self.config.step_kinds) | self.requires
 
     def evaluate(self, trajectory: Trajectory, criteria: TrajectoryCriteria) -> NumericResult:
         predicted = called_steps(trajectory, self.config.step_kinds)

@@ -132,3 +132,25 @@ def test_tools_that_ran_unrecorded_leave_every_tool_check_without_a_verdict() ->
     hint = found["trajectory_recall"].result.explanation  # type: ignore[attr-defined]
     assert hint.startswith("the tool calls that ran (their names, arguments and order) not")
     assert "instrument the tools' execution" in hint
+
+
+def test_tool_calls_are_needed_only_where_the_step_kinds_count_tools() -> None:
+    spec = build_spec(
+        {
+            "id": "hand-overs",
+            "reference": {
+                "trajectory": [{"name": "handoff", "kind": "control", "args": {"to": "x"}}]
+            },
+            "evaluators": [
+                {"name": "tool_args_match", "config": {"step_kinds": ["control"]}},
+                {"name": "trajectory_recall", "config": {"step_kinds": ["control"]}},
+                {"name": "tool_order", "config": {"step_kinds": ["control"]},
+                 "criteria": {"constraints": ["handoff before handoff"]}},
+            ],
+        }
+    )  # fmt: skip
+    for bound in spec.bound:
+        assert "tool_calls" not in bound.evaluator.needs(bound.criteria), bound.id
+    tools = build_spec({"id": "t", "reference": {"trajectory": [{"tool": "refund"}]},
+                        "evaluators": ["tool_args_match"]})  # fmt: skip
+    assert "tool_calls" in tools.bound[0].evaluator.needs(tools.bound[0].criteria)

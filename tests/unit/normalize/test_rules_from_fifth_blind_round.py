@@ -9,7 +9,7 @@ from typing import Any
 
 from support.span_kit import genai_chat, run, span
 
-from collector.core.records import Span, StatusCode
+from collector.core.records import Span
 from evaluators.trajectory import Trajectory
 
 USER = {"role": "user", "parts": [{"type": "text", "content": "refund invoice 877"}]}
@@ -95,18 +95,24 @@ def test_a_bare_error_type_takes_the_error_the_model_was_shown() -> None:
 
 
 def test_a_run_answer_that_is_its_own_request_is_not_the_answer() -> None:
-    def root(answer: str) -> Span:
+    def root(*recorded: tuple[str, str]) -> Span:
         request = [{"role": "user", "parts": [{"type": "text", "content": "refund 877"}]}]
-        reply = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+        output = [
+            {"role": role, "parts": [{"type": "text", "content": content}]}
+            for role, content in recorded
+        ]
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": "customer",
             "gen_ai.input.messages": json.dumps(request),
-            "gen_ai.output.messages": json.dumps(reply),
+            "gen_ai.output.messages": json.dumps(output),
         }
-        return span(1, "conversation customer", attributes, start=0, end=10**7,
-                    status=StatusCode.UNSET)  # fmt: skip
+        return span(1, "conversation customer", attributes, start=0, end=10**7)
 
     model = genai_chat(2, [], text="Refunded: RF-877.")
-    assert run(root("refund 877"), model).output == "Refunded: RF-877."
-    assert run(root("All done."), model).output == "All done."  # a real answer stays
+    # the requester's side: its request as "assistant", the answer as "user" after it
+    swapped = root(("assistant", "refund 877"), ("user", "Refunded: RF-877."))
+    assert run(swapped, model).output == "Refunded: RF-877."
+    # an answer that equals the request (a proofreader's), or a real one, stays
+    assert run(root(("assistant", "refund 877")), model).output == "refund 877"
+    assert run(root(("assistant", "All done.")), model).output == "All done."

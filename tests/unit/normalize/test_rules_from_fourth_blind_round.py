@@ -272,3 +272,52 @@ def test_a_run_under_one_set_of_instructions_parses_no_argument_for_it() -> None
     trace = Trace(spans[0].trace_id, spans, CompletionReason.END_OF_INPUT, 0, 0)
     for step in normalize(trace).tool_calls:  # (span_kit's run serializes: parses all)
         assert isinstance(step[6], LazyValue) and not step[6].loaded, step.name
+
+
+def test_instructions_that_change_on_every_call_are_no_hand_over() -> None:
+    # (review: a prompt opening with the time, and calls whose result echoes an id)
+    def clock(second: int) -> str:
+        return f"Current time: 2026-11-27T10:00:{second:02d}Z. You are the billing agent."
+
+    trajectory = run(
+        span(1, "Workflow.run", {}, start=0, end=10**7),
+        instructed_chat(2, clock(1), [{"id": "a", "name": "lookup", "arguments": {}}]),
+        genai_tool(3, "lookup", '{"invoice": "INV-877"}', call_id="a", **{
+            "gen_ai.tool.call.result": '{"invoice": "INV-877", "total": 7}'
+        }),
+        instructed_chat(4, clock(2), [{"id": "b", "name": "refund", "arguments": {}}]),
+        genai_tool(5, "refund", '{"invoice": "INV-877"}', call_id="b", **{
+            "gen_ai.tool.call.result": "refunded INV-877"
+        }),
+        instructed_chat(6, clock(3), [], text="done"),
+    )  # fmt: skip
+    assert [step.name for step in trajectory.tool_calls] == ["lookup", "refund"]
+
+
+def test_a_second_hand_over_is_the_agent_handed_to_first() -> None:
+    billing = "You are the billing agent of Tunes & Co. Issue refunds."
+
+    def handoff(n: int, to: str) -> Span:
+        return genai_tool(n, "handoff", json.dumps({"to_agent": to}), call_id=f"h{n}", **{
+            "gen_ai.tool.call.result": f"Agent {to} now handles it."
+        })  # fmt: skip
+
+    trajectory = run(
+        span(1, "Workflow.run", {}, start=0, end=10**7),
+        instructed_chat(2, FRONT, [{"id": "h3", "name": "handoff", "arguments": {}}]),
+        handoff(3, "store"),
+        instructed_chat(4, STORE, [{"id": "c5", "name": "lookup", "arguments": {}}]),
+        genai_tool(5, "lookup", '{"q": "x"}', call_id="c5", **{"gen_ai.tool.call.result": "7"}),
+        instructed_chat(6, STORE, [{"id": "h7", "name": "handoff", "arguments": {}}]),
+        handoff(7, "billing"),
+        instructed_chat(8, billing, [{"id": "c9", "name": "refund", "arguments": {}}]),
+        genai_tool(9, "refund", '{"q": "x"}', call_id="c9", **{"gen_ai.tool.call.result": "ok"}),
+        instructed_chat(10, billing, [], text="done"),
+    )
+    controls = [(s.name, s.agent) for s in trajectory.steps if s.kind.value == "control"]
+    assert controls == [("handoff", None), ("handoff", "store")]  # (the second: store's)
+    assert [(s.name, s.agent) for s in trajectory.tool_calls] == [
+        ("lookup", "store"),
+        ("refund", "billing"),
+    ]
+    assert trajectory.agents == ("store", "billing")
