@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -98,6 +99,10 @@ def serve_with() -> Iterator[list[Served]]:
     for served in started:
         if served.proc.poll() is None:
             os.killpg(served.proc.pid, signal.SIGTERM)
-        served.proc.wait(30)
+        try:
+            served.proc.wait(30)
+        except subprocess.TimeoutExpired:  # (never leave a daemon behind: it kept pytest alive)
+            os.killpg(served.proc.pid, signal.SIGKILL)
+            served.proc.wait()
         if served.proc.stderr:
             served.proc.stderr.close()

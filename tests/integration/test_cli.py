@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.daemon_harness import poll
 from support.paths import ROOT
 from support.serve_process import EVALD, Served, loopback_config, start_serve
 
@@ -171,3 +173,19 @@ def test_make_run_starts_a_ready_daemon(tmp_path: Path, serve_with: list[Served]
     serve_with.append(served)
     assert served.get("/readyz")[0] == 200
     assert served.get("/healthz")[0] == 200
+
+
+def test_a_daemon_that_never_got_ready_is_not_left_running(tmp_path: Path) -> None:
+    # (a child that outlives the command, as `make run`'s daemon would)
+    pid_file = tmp_path / "child.pid"
+    script = f"sleep 30 >/dev/null 2>&1 & echo $! > {pid_file}; exit 3"
+    with pytest.raises(AssertionError, match="exited before it was ready"):
+        start_serve(["sh", "-c", script])
+    child = int(pid_file.read_text())
+    assert poll(lambda: not Path(f"/proc/{child}").exists() or _zombie(child), 5.0)
+
+
+def _zombie(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    return True

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -63,9 +66,24 @@ def start_serve(argv: list[str], cwd: Path = ROOT) -> Served:
         start_new_session=True,  # own process group: `make run`'s child is stopped too
     )
     assert proc.stderr is not None
-    for line in proc.stderr:
-        match = READY.search(line)
-        if match:
-            ports = (int(match[1]), int(match[2]), int(match[3]))
-            return Served(proc, ports)
-    raise AssertionError(f"evald exited before it was ready (code {proc.wait()})")
+    try:
+        for line in proc.stderr:
+            match = READY.search(line)
+            if match:
+                ports = (int(match[1]), int(match[2]), int(match[3]))
+                return Served(proc, ports)
+        raise AssertionError(f"evald exited before it was ready (code {proc.wait()})")
+    except BaseException:
+        # Not ready (or the test timed out waiting): the caller never gets the process
+        # to stop, so its whole group (``make run`` and the daemon with its workers)
+        # is killed here; a leaked daemon kept pytest from exiting.
+        _kill_group(proc)
+        raise
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if proc.stderr is not None:
+        proc.stderr.close()
