@@ -39,16 +39,16 @@ from collector.normalize.conventions.genai import INPUT_MESSAGES
 from collector.normalize.conventions.openinference import INPUT_MESSAGES as OI_MESSAGES
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import message_list, role_of, text_of
-from collector.normalize.step_records import KIND, with_fields
+from collector.normalize.step_records import AGENT, KIND, with_fields
 from collector.normalize.values import holds_text
 from evaluators.trajectory import Step, StepKind
 
-AGENT = Step._fields.index("agent")
 _SAME_START = 64  # characters of two prompts compared: different agents differ early
 _OPENING = 256  # characters of a JSON history holding the first message's opening
 _NAME = re.compile(r"[^\W\d_][\w .:-]{2,63}")  # one line, a letter first, 3 to 64
 _INSTRUCTION_ROLES = frozenset({"system", "developer"})
 _DECODER = json.JSONDecoder()
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's (json.decoder.WHITESPACE)
 _FIRST_ROLE = f"{OI_MESSAGES}0.message.role"
 _FIRST_CONTENT = f"{OI_MESSAGES}0.message.content"
 
@@ -164,16 +164,17 @@ def _instructions(span: Span) -> str | None:
 def _first_item(raw: str) -> Any:
     """The first item of a JSON list, decoded alone (a history's first message: the rest,
     the whole conversation, is not parsed), or None."""
-    at = 0
-    while at < len(raw) and raw[at] in " \t\r\n":
-        at += 1
+    at = _after_space(raw, 0)
     if not raw.startswith("[", at):
         return None
-    at += 1
-    while at < len(raw) and raw[at] in " \t\r\n":
-        at += 1
+    at = _after_space(raw, at + 1)
     try:
         item, _ = _DECODER.raw_decode(raw, at)
     except ValueError:
         return None
     return item
+
+
+def _after_space(raw: str, at: int) -> int:
+    found = _WHITESPACE.match(raw, at)
+    return found.end() if found is not None else at

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collector.core.records import Span
-from collector.normalize.history import Answer, Message, history
+from collector.normalize.history import INPUT_MESSAGES, Answer, Message, history
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import USER_ROLES, RequestedCall
 from evaluators.trajectory import Step, StepKind
@@ -126,13 +126,12 @@ def _same(seen: RequestedCall, call: RequestedCall) -> bool:
 def _may_answer(span: Span) -> bool:
     """Whether a model call's recorded input may hold a tool result (unparsed: a JSON
     history that names no tool message holds none; other forms are read)."""
-    raw = span.attributes.get(_INPUT_MESSAGES)
+    raw = span.attributes.get(INPUT_MESSAGES)
     if not isinstance(raw, str):
         return True
     return any(marker in raw for marker in _ANSWER_MARKERS)
 
 
-_INPUT_MESSAGES = "gen_ai.input.messages"
 # How a tool result is written in the histories ``history`` reads (a role, a part type,
 # an id key, a Responses-API item type).
 _ANSWER_MARKERS: tuple[str, ...] = (

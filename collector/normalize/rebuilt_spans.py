@@ -16,23 +16,21 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from typing import Final
 
-from collector.normalize.rebuilt import SOURCE
+from collector.normalize.rebuilt import SOURCE as FROM_MESSAGES
 from collector.normalize.roles import Role
 from collector.normalize.step_records import (
     DURATION,
     EXECUTED,
+    SOURCE,
+    SPAN_ID,
     START,
-    STEP_FIELDS,
     duration_s,
     with_fields,
 )
 from collector.normalize.tree import SpanTree
 from evaluators.trajectory import Step, StepKind
 
-SPAN_ID: Final = STEP_FIELDS.index("span_id")
-_SOURCE: Final = STEP_FIELDS.index("source")
 # How many same-named spans in a call's window are looked at: parallel calls of one
 # tool are a handful; the bound keeps hostile traces (thousands alike) linear.
 _MAX_LOOKED = 64
@@ -90,4 +88,4 @@ def timed_by_spans(
 
 def _untimed(step: Step) -> bool:
     # (by position: the named fields are properties, a call each from compiled code)
-    return not step[SPAN_ID] and step[_SOURCE] == SOURCE and bool(step[EXECUTED])
+    return not step[SPAN_ID] and step[SOURCE] == FROM_MESSAGES and bool(step[EXECUTED])

@@ -20,7 +20,7 @@ from typing import Any
 
 from collector.core.records import Span
 from collector.normalize import conventions
-from collector.normalize.conventions import mlflow, openinference
+from collector.normalize.conventions import genai, mlflow, openinference
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES, role_of, text_of
 from collector.normalize.values import INVALID, first, parse_json, text
@@ -100,19 +100,16 @@ def _echoes_request(span: Span, found: str, llms: Sequence[LlmCall]) -> bool:
     request = conventions.first_text(conventions.RUN_INPUT, span)
     if request is None or request.strip() != found.strip():
         return False
-    messages = parse_json(text(span.attributes.get(_OUTPUT_MESSAGES)) or "")
+    messages = parse_json(text(span.attributes.get(genai.OUTPUT_MESSAGES)) or "")
     if not isinstance(messages, list):
         return False
     roles = [role_of(item) for item in messages[:_MAX_SIDE_MESSAGES]]
-    asked = [
-        at
-        for at, item in enumerate(messages[:_MAX_SIDE_MESSAGES])
-        if roles[at] in ASSISTANT_ROLES and (text_of(item) or "").strip() == found.strip()
-    ]
-    return bool(asked) and any(role in USER_ROLES for role in roles[asked[0] + 1 :])
+    for at, item in enumerate(messages[: len(roles)]):  # the request, as the requester's
+        if roles[at] in ASSISTANT_ROLES and (text_of(item) or "").strip() == found.strip():
+            return any(role in USER_ROLES for role in roles[at + 1 :])  # an answer after it
+    return False
 
 
-_OUTPUT_MESSAGES = "gen_ai.output.messages"
 _MAX_SIDE_MESSAGES = 256
 
 

@@ -20,7 +20,7 @@ from collector.normalize.messages import RequestedCall
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, history_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
-from collector.normalize.step_records import CALL_ID, KIND, STEP_FIELDS, with_fields
+from collector.normalize.step_records import CALL_ID, ERROR, KIND, with_fields
 from collector.normalize.steps import tool_step, unexecuted_step
 from collector.normalize.tools import ToolDraft
 from evaluators.trajectory import Step, StepKind
@@ -91,9 +91,6 @@ def _with_call_id(
     return (step if found is None else with_fields(step, {CALL_ID: found})), False
 
 
-_ERROR = STEP_FIELDS.index("error")
-
-
 def _with_shown_error(
     step: Step, link: Joined, llms: list[LlmCall], index_of: dict[int, int]
 ) -> Step:
@@ -114,7 +111,7 @@ def _with_shown_error(
         return step
     if step.result is not None:
         return step  # (a result was recorded: the span's own account stands)
-    return with_fields(step, {_ERROR: answer.result.error})
+    return with_fields(step, {ERROR: answer.result.error})
 
 
 def _model_calls(
@@ -180,8 +177,10 @@ def _calls_from_reply_in_next_history(llm: LlmCall, later: LlmCall) -> None:
     if any(conventions.first_text(conventions.LLM_OUTPUT, span) for span in llm.spans):
         return  # (a reply recorded as text, with no calls: it asked for none)
     mine = next((found for found in map(input_messages, llm.spans) if found), [])
+    if not mine:
+        return
     theirs = history_of(later)
-    if not mine or len(theirs) < len(mine) + 2:
+    if len(theirs) < len(mine) + 2:
         return
     for own, seen in zip(mine, theirs[: len(mine)], strict=True):
         if own.role != seen.role or [c.call_id for c in own.calls] != [

@@ -49,13 +49,17 @@ if LazyValue.__slots__ != ("_load", "_source", "_value", "maybe_none"):
 
 KIND: Final = STEP_FIELDS.index("kind")
 NAME: Final = STEP_FIELDS.index("name")
+SPAN_ID: Final = STEP_FIELDS.index("span_id")
 START: Final = STEP_FIELDS.index("start_unix_nano")
 DURATION: Final = STEP_FIELDS.index("duration_s")
+ERROR: Final = STEP_FIELDS.index("error")
 CALL_ID: Final = STEP_FIELDS.index("call_id")
+AGENT: Final = STEP_FIELDS.index("agent")
 EXECUTED: Final = STEP_FIELDS.index("executed")
 MODEL: Final = STEP_FIELDS.index("model")
 INPUT_TOKENS: Final = STEP_FIELDS.index("input_tokens")
 OUTPUT_TOKENS: Final = STEP_FIELDS.index("output_tokens")
+SOURCE: Final = STEP_FIELDS.index("source")
 ATTEMPTS: Final = STEP_FIELDS.index("attempts")
 
 _tuple_new: Any = tuple.__new__
