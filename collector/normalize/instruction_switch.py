@@ -170,7 +170,7 @@ def _first_item(raw: str) -> Any:
     at = _after_space(raw, at + 1)
     try:
         item, _ = _DECODER.raw_decode(raw, at)
-    except ValueError:
+    except (ValueError, RecursionError):  # (a list nested past the decoder's depth)
         return None
     return item
 
