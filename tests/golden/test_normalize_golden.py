@@ -112,6 +112,12 @@ CAPTURED = {
     "autogen-agentchat-openinference",
     "voltagent",
     "openai-agents-handoff-mlflow",
+    "haystack-otel-native",
+    "langfuse-observe-manual",
+    "traceloop-decorators-manual",
+    "vercel-ai-openinference",
+    "crewai-openlit",
+    "claude-agent-sdk-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -137,6 +143,8 @@ AGENT_NAME_NOT_RECORDED = {
     # workflow steps only: the hand-over's name ("store") is read, the entry agent's is not
     "llamaindex-agentworkflow-openinference",
     "litellm-otel",  # an LLM gateway's spans only, under the application's own turn span
+    "haystack-otel-native",  # Haystack's own tracer: the agent's spans name no agent
+    "claude-agent-sdk-otel",  # Claude Code: the turn span is its only name
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
