@@ -28,7 +28,7 @@ from collector.core.records import Span, Trace
 from collector.normalize import conventions
 from collector.normalize.agent_root import find_agent_root
 from collector.normalize.detect import classify
-from collector.normalize.errors import status_error
+from collector.normalize.errors import recovered_error, status_error
 from collector.normalize.event_spans import EVENT_ROLES, is_event_span
 from collector.normalize.gaps import gaps_of
 from collector.normalize.handoffs import steered
@@ -51,7 +51,7 @@ from collector.normalize.step_list import (
     ordered_steps,
     sort_key,
 )
-from collector.normalize.step_records import duration_s, new_trajectory
+from collector.normalize.step_records import duration_s, new_trajectory, no_run
 from collector.normalize.steps import agent_name, llm_step, node_name, plain_step
 from collector.normalize.tools import ToolDraft
 from collector.normalize.tree import SpanTree
@@ -79,21 +79,7 @@ def normalize_for(
     """``normalize`` building only the optional ``parts``, and whether one was left out."""
     tree = SpanTree(trace.spans)
     if not len(tree):
-        empty = Trajectory(
-            trace_id=trace.trace_id.hex(),
-            service="unknown_service",
-            agent=None,
-            session_id=None,
-            input=None,
-            output=None,
-            failed=False,
-            latency_s=0.0,
-            start_unix_nano=0,
-            steps=(),
-            incomplete=True,
-            skip_reason=_NOT_A_RUN,
-        )
-        return empty, False
+        return no_run(trace.trace_id.hex(), _NOT_A_RUN), False
     builder = _Builder(trace, tree, mappings)
     builder.call_ids = CALL_IDS in parts
     return builder.trajectory(), builder.left_out
@@ -143,7 +129,6 @@ class _Builder:
         steps = steered(steps, self.agent, self.agents, self.llms)  # hand-overs: control
         spans = self.tree.spans
         root, agent_root = spans[self.tree.root], spans[self.agent_root]
-        error = status_error(root) or status_error(agent_root)
         session = session_id([spans[i] for i in order], self.mappings)
         # Run-level input/output: on the agent root, then the trace root.
         run_spans = [spans[self.agent_root]]
@@ -154,6 +139,8 @@ class _Builder:
         if steps and steps[-1].kind is StepKind.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
         output_text = output_text or control_output(steps)
+        error = status_error(root) or status_error(agent_root)
+        error = recovered_error(error, steps, output_text is not None)
         return new_trajectory(
             trace_id=self.trace.trace_id.hex(),
             service=root.resource.service_name,
@@ -254,8 +241,9 @@ class _Builder:
             self.items.append((key, call))
         elif role in AGENTIC:
             own_work = agent is not None and self._loop_turn(i, span)
+            fam, maps = self.families[i], self.mappings
             if own_work or not_a_hop(
-                self.tree, self.roles, self._work, i, memo=self.wrappers, family=self.families[i]
+                self.tree, self.roles, self._work, i, memo=self.wrappers, family=fam, mappings=maps
             ):
                 return None, agent, anchor  # the agent's own work, the loop's model step, a chain
             name = self.named.get(i) or agent_name(span, self.mappings)

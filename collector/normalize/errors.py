@@ -8,8 +8,11 @@ default): the message is whatever the span says, never invented.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from collector.core.records import Span, StatusCode
 from collector.normalize.values import text
+from evaluators.trajectory import Step, StepKind
 
 ERROR_TYPE = "error.type"
 TOOL_STATUS = "gen_ai.tool.status"  # Strands
@@ -60,3 +63,25 @@ def span_error(span: Span) -> str | None:
     if isinstance(error_type, str) and error_type:
         return error_type
     return _GENERIC if attributes.get(TOOL_STATUS) == "error" else None
+
+
+def recovered_error(error: str | None, steps: Sequence[Step], answered: bool) -> str | None:
+    """``error``, unless it is a failed tool call's own error that the run went on from.
+
+    Some instrumentations set the run span's status from the first failure below it (the
+    OpenInference Vercel processor copies it onto the root): the run then fails with the
+    message of a tool call whose failure the loop handed back to the model, which
+    answered. By evidence, not by name: the run's error is, word for word, the error of
+    a failed tool step; a model call follows that step; and the run has an answer. A run
+    error with any other text, or a tool failure that nothing came after, stays a failure.
+    """
+    if error is None or not answered:
+        return error
+    failed_at = -1
+    for index, step in enumerate(steps):
+        if step.kind is StepKind.TOOL and step.error == error:
+            failed_at = index
+    if failed_at < 0:
+        return error
+    recovered = any(step.kind is StepKind.LLM for step in steps[failed_at + 1 :])
+    return None if recovered else error

@@ -43,7 +43,7 @@ def run_input(
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_INPUT, span)
         if found:
-            return found
+            return openinference.without_chat_history(found)
     if not llms:
         return None
     found = _from_layers(conventions.LLM_INPUT, llms[0])

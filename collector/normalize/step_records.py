@@ -128,6 +128,14 @@ def new_trajectory(
     return trajectory
 
 
+def no_run(trace_id: str, reason: str) -> Trajectory:
+    """The trajectory of a trace with no span at all: no agent run, for ``reason``."""
+    return Trajectory(
+        trace_id, "unknown_service", None, None, None, None, False, 0.0, 0, (),
+        incomplete=True, skip_reason=reason,
+    )  # fmt: skip
+
+
 def duration_s(span: Span) -> float:
     """``span.duration_s``, which is a Python property: called per span from compiled
     code it ran in the interpreter (~4 % of the normalizer's time, ``perf``)."""

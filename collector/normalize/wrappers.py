@@ -67,11 +67,15 @@ def not_a_hop(
     *,
     memo: dict[tuple[int, str], bool],
     family: str,
+    mappings: Mappings | None,
 ) -> bool:
     """Whether agent span ``i`` (not the agent root) is no hop: the loop's model step
     (``is_model_wrapper``), or a Langfuse ``agent`` observation with no work below it
     (Langfuse's LangChain handler types any chain whose name or class path says "agent"
-    an agent: AgentExecutor's ``RunnableAssign<agent_scratchpad>``, its output parser)."""
+    an agent: AgentExecutor's ``RunnableAssign<agent_scratchpad>``, its output parser),
+    or an empty unnamed agent span / an agent's own workflow (``no_agent_inside``)."""
+    if no_agent_inside(tree, roles, i, mappings):
+        return True
     if family == LANGFUSE and work(i, 0) == 0:
         return True
     return is_model_wrapper(tree, roles, work, i, memo)
@@ -206,3 +210,40 @@ def rewraps(
     if roles[found[0]] is Role.NODE:
         return node_name(inner) == agent
     return roles[found[0]] in AGENTIC and agent_name(inner, mappings) == agent
+
+
+def _empty_unnamed(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
+    """An agent span below another agentic span that has no children and records no
+    agent name: nothing ran in it and it names no agent, so it is no hop, however long
+    it lasted (rule 24 without the zero length: OpenLIT's spans around CrewAI's async
+    flow methods end when the coroutine is created)."""
+    if tree.children(i):
+        return False
+    parent = tree.parent[i]
+    if parent < 0 or roles[parent] not in AGENTIC:
+        return False
+    return recorded_agent_name(tree.spans[i], mappings) is None
+
+
+def no_agent_inside(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
+    """Agentic span ``i`` is no hop: an empty unnamed agent span (``_empty_unnamed``), or
+    a workflow directly inside an agent span that holds no agent (only model and tool
+    calls, and empty unnamed spans): that agent's own loop run as a workflow (CrewAI's
+    ``AgentExecutor`` flow), whose work stays the agent's."""
+    if _empty_unnamed(tree, roles, i, mappings):
+        return True
+    parent = tree.parent[i]
+    if roles[i] is not Role.WORKFLOW or parent < 0 or roles[parent] is not Role.AGENT:
+        return False
+    level = [i]
+    for _ in range(_MAX_DEPTH):
+        below = [kid for j in level for kid in tree.children(j)]
+        if not below:
+            return True
+        for kid in below:
+            if roles[kid] is Role.NODE:
+                return False
+            if roles[kid] in AGENTIC and not _empty_unnamed(tree, roles, kid, mappings):
+                return False
+        level = [kid for kid in below if roles[kid] not in (Role.LLM, Role.TOOL)]
+    return False

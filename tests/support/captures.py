@@ -56,11 +56,6 @@ NOT_READ = {
     "claude-agent-sdk-otel": "Claude Code records a tool's arguments only in a log record"
     " that names the call id, its result only in a span event, and its failure only on a"
     " child span and that record: tool steps are read with no arguments, result or error",
-    "crewai-openlit/multi_turn": "the agent span's input is CrewAI's task text with the"
-    " crew chat history appended, read as the request",
-    "vercel-ai-openinference/tool_error": "the OpenInference Vercel processor copies the"
-    " failed tool call's ERROR onto the root span: the run reads as failed though the"
-    " model answered after the failure",
 }
 
 

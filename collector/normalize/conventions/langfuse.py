@@ -166,9 +166,27 @@ def run_output(span: Span) -> str | None:
     return None
 
 
+# ``usage_details`` is free-form: the SDK's own integrations write Langfuse's keys
+# (``input``/``output``), but a usage object handed over as the provider returned it (the
+# ``langfuse.openai`` drop-in, a user's ``update_current_generation(usage_details=...)``)
+# keeps the provider's names, which Langfuse's server maps: Chat Completions'
+# ``prompt_tokens``/``completion_tokens`` and the Responses/Anthropic ``input_tokens``/
+# ``output_tokens`` (the same aliases as the GenAI convention's token keys).
+_INPUT_TOKENS = ("input", "prompt_tokens", "input_tokens")
+_OUTPUT_TOKENS = ("output", "completion_tokens", "output_tokens")
+
+
 def tokens(span: Span) -> tuple[int | None, int | None]:
-    """``(input, output)`` tokens from ``usage_details``."""
+    """``(input, output)`` tokens from ``usage_details``, under whichever usage names."""
     usage = _parsed(span, USAGE)
     if not isinstance(usage, dict):
         return None, None
-    return integer(usage.get("input")), integer(usage.get("output"))
+    return _first_count(usage, _INPUT_TOKENS), _first_count(usage, _OUTPUT_TOKENS)
+
+
+def _first_count(usage: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        count = integer(usage.get(key))
+        if count is not None:
+            return count
+    return None

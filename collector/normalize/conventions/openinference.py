@@ -255,6 +255,12 @@ def task_request(span: Span) -> str | None:
     return None if description is None else description.split(_CREWAI_CHAT_HISTORY, 1)[0] or None
 
 
+def without_chat_history(request: str) -> str:
+    """A request without the crew-chat history CrewAI appends to it (whatever span or
+    instrumentation recorded it: the history is the framework's text)."""
+    return request.split(_CREWAI_CHAT_HISTORY, 1)[0] or request
+
+
 def run_output(span: Span) -> str | None:
     """Root ``output.value`` (LangGraph: the whole state) — a fallback after the last LLM."""
     return _value_text(span.attributes.get(OUTPUT_VALUE), ASSISTANT_ROLES, plain=True)

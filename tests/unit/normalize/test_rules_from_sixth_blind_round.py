@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from support.span_kit import genai_tool, run, span
+from support.span_kit import genai_tool, run, sid, span
 
-from collector.core.records import Span
+from collector.core.records import Span, StatusCode
+from evaluators.trajectory import Trajectory
 
 
 def chat(n: int, sent: Any, reply_parts: list[dict[str, Any]]) -> Span:
@@ -33,3 +34,114 @@ def test_a_history_nested_past_the_decoders_depth_is_no_instructions() -> None:
         chat(4, "[" * 5000, [{"type": "text", "content": "done"}]),
     )  # fmt: skip
     assert [step.name for step in trajectory.tool_calls] == ["lookup"]
+
+
+# Rule 53: a failed tool call's error copied onto the run root is no failure of the run
+# when the loop went on (a model call after it) and answered.
+
+REFUSED = "RefundWindowExpired: invoice 877 is outside the refund window"
+
+
+def recovering_run(root_error: str, *, answer_after: bool) -> tuple[Span, ...]:
+    agent = span(1, "invoke_agent shop", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop",
+    }, start=0, end=10**7, status=StatusCode.ERROR, message=root_error)  # fmt: skip
+    asked = [{"type": "tool_call", "id": "c", "name": "refund", "arguments": {}}]
+    refund = genai_tool(3, "refund", '{"invoice": 877}', call_id="c")
+    spans = (
+        agent,
+        chat(2, [USER], asked),
+        refund._replace(status_code=StatusCode.ERROR, status_message=REFUSED),
+    )
+    if answer_after:
+        spans += (chat(4, [USER], [{"type": "text", "content": "Sorry, too late."}]),)
+    return spans
+
+
+USER = {"role": "user", "parts": [{"type": "text", "content": "refund invoice 877"}]}
+
+
+def test_a_tool_error_copied_onto_the_root_is_no_failure_when_the_model_answered() -> None:
+    trajectory = run(*recovering_run(REFUSED, answer_after=True))
+    assert (trajectory.failed, trajectory.error) == (False, None)
+    assert [step.error for step in trajectory.tool_calls] == [REFUSED]  # (the call failed)
+
+
+def test_a_root_error_of_its_own_or_a_failure_nothing_followed_fails_the_run() -> None:
+    own = run(*recovering_run("Timeout: the run took too long", answer_after=True))
+    assert (own.failed, own.error) == (True, "Timeout: the run took too long")
+    last = run(*recovering_run(REFUSED, answer_after=False))
+    assert (last.failed, last.error) == (True, REFUSED)
+
+
+# Rule 54: spans of an agent's own loop are no hops: an agent span with nothing below
+# it that names no agent, and a workflow inside an agent that holds no other agent.
+
+
+def operation(n: int, op: str, name: str, parent: int, **attributes: Any) -> Span:
+    return span(n, f"{op} {name}", {"gen_ai.operation.name": op, **attributes}, parent=parent)
+
+
+def crew_turn(*inside_loop: Span) -> Trajectory:
+    return run(
+        operation(1, "invoke_workflow", "crew", 0, **{"gen_ai.workflow.name": "crew"}),
+        operation(2, "invoke_agent", "store", 1, **{"gen_ai.agent.name": "store"}),
+        operation(3, "invoke_workflow", "Executor", 2, **{"gen_ai.workflow.name": "Executor"}),
+        *inside_loop,
+    )
+
+
+LOOP = (
+    operation(4, "invoke_agent", "plan", 3),  # (a flow method: nothing below it, no name)
+    chat(5, [USER], [{"type": "tool_call", "id": "c", "name": "lookup", "arguments": {}}]),
+    genai_tool(6, "lookup", '{"q": "x"}', call_id="c", parent=3),
+    operation(7, "invoke_agent", "finalize", 3),
+    chat(8, [USER], [{"type": "text", "content": "done"}]),
+)
+
+
+def test_an_agents_own_loop_run_as_a_workflow_of_empty_spans_is_the_agents() -> None:
+    trajectory = crew_turn(*(s._replace(parent_span_id=sid(3)) for s in LOOP))
+    assert [(s.kind.value, s.name, s.agent) for s in trajectory.steps] == [
+        ("llm", "m", "store"),
+        ("tool", "lookup", "store"),
+        ("llm", "m", "store"),
+    ]
+    assert (trajectory.agent, trajectory.agents) == ("store", ("store",))
+
+
+def test_a_named_agent_inside_the_workflow_is_still_a_hop() -> None:
+    billing = operation(9, "invoke_agent", "billing", 3, **{"gen_ai.agent.name": "billing"})
+    work = genai_tool(10, "refund", '{"invoice": 1}', call_id="r", parent=9)
+    trajectory = crew_turn(*(s._replace(parent_span_id=sid(3)) for s in LOOP), billing, work)
+    assert ("agent", "billing") in [(s.kind.value, s.name) for s in trajectory.steps]
+    assert [(s.name, s.agent) for s in trajectory.tool_calls][-1] == ("refund", "billing")
+
+
+# CrewAI's template, whatever span records the request: the crew chat's history that
+# CrewAI appends to the task text is no part of the request.
+
+
+def test_the_crew_chat_history_appended_to_a_run_input_is_left_out() -> None:
+    asked = "Which other albums by that artist do you sell?"
+    history = "\n\nYou are a member of a crew collaborating to achieve a common goal. User: hi"
+    sent = json.dumps([{"role": "user", "parts": [{"type": "text", "content": asked + history}]}])
+    agent = operation(1, "invoke_agent", "store", 0, **{
+        "gen_ai.agent.name": "store", "gen_ai.input.messages": sent,
+    })  # fmt: skip
+    trajectory = run(agent, chat(2, [USER], [{"type": "text", "content": "three"}]))
+    assert trajectory.input == asked
+
+
+# Token counts under the provider's usage names in Langfuse's free-form usage details.
+
+
+def test_langfuse_usage_details_under_the_providers_names_are_token_counts() -> None:
+    generation = span(2, "OpenAI-generation", {
+        "langfuse.observation.type": "generation",
+        "langfuse.observation.model.name": "m",
+        "langfuse.observation.usage_details": '{"prompt_tokens": 70, "completion_tokens": 12}',
+    }, parent=1)  # fmt: skip
+    agent = span(1, "store", {"langfuse.observation.type": "agent"})
+    [step] = run(agent, generation).steps
+    assert (step.input_tokens, step.output_tokens) == (70, 12)
