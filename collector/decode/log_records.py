@@ -2,10 +2,11 @@
 the rules that turn an OTLP ``LogRecord``'s fields into a ``core.records.LogRecord``.
 
 Log records are read for the GenAI events they carry (``gen_ai.client.inference.
-operation.details``, ``gen_ai.user.message`` …): whatever the span selector says, a
-record keeps its ``gen_ai.*`` attributes and ``event.name``, plus every attribute the
-selector wants (config mappings, or everything). The body is kept whole: it is the
-event's content.
+operation.details``, ``gen_ai.user.message`` …) and for what a record says about one
+call (its call id beside its arguments: ``collector.normalize.call_records``):
+whatever the span selector says, a record keeps every attribute, as span events do
+(values cut at the selector's size limit). The body is kept whole: it is the event's
+content.
 
 Trace context: a record without a trace id (absent, or all zero, which OTLP defines
 as absent) cannot join a trace; it is valid OTLP, so it is not rejected but dropped
@@ -38,8 +39,14 @@ class DecodedLogs(NamedTuple):
 
 
 def log_selector(selector: AttributeSelector) -> AttributeSelector:
-    """The selector for log record attributes: ``selector`` plus the GenAI event keys."""
-    return selector.extended(keys=(EVENT_NAME_KEY,), prefixes=(GENAI_PREFIX,))
+    """The selector for log record attributes: every key, at ``selector``'s size limit.
+
+    A record is read as the span event it stands for, and span events keep their
+    attributes whole (their keys are not namespaced: ``collector.normalize.
+    attribute_keys``); a record's may name a call's id beside its arguments or failure
+    under any key (``collector.normalize.call_records``). Records are few.
+    """
+    return AttributeSelector(max_value_size=selector.max_value_size)
 
 
 def event_name(field: str, attributes: Attributes) -> str:

@@ -380,6 +380,7 @@ class _Builder:
 
     def _steps(self) -> tuple[Step, ...]:
         """The ordered steps (``step_list``); fills ``self.llms`` in trajectory order."""
+        ToolDraft.complete(self.drafts, self.tree)  # (records and layers of a call)
         self.items.sort(key=sort_key)
         self.layers_merged = merge_preparations(self.items) or self.layers_merged
         found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)

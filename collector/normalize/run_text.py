@@ -23,6 +23,7 @@ from collector.normalize import conventions
 from collector.normalize.conventions import genai, mlflow, openinference
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES, role_of, text_of
+from collector.normalize.run_records import answer_from_records, request_from_records
 from collector.normalize.values import INVALID, first, parse_json, text
 
 _MAX_FIELDS = 64
@@ -48,7 +49,7 @@ def run_input(
         return None
     found = _from_layers(conventions.LLM_INPUT, llms[0])
     if found is None:
-        return None
+        return request_from_records(run_spans, llms[0])
     narrowed = _fields_inside(run_spans, _RUN_INPUT_OBJECTS, found)
     if narrowed:
         return narrowed[0]
@@ -76,7 +77,7 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
     if llms:
         found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
         if found is None:
-            return None
+            return answer_from_records(run_spans, llms[-1])
         narrowed = _fields_inside(run_spans, _RUN_OUTPUT_OBJECTS, found)
         if narrowed:
             return narrowed[-1]

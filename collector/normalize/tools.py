@@ -13,6 +13,7 @@ from typing import Any
 from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import Arguments, parse_arguments
 from collector.normalize.arguments import can_defer as can_defer_arguments
+from collector.normalize.call_records import complete_calls
 from collector.normalize.conventions import (
     adk,
     genai,
@@ -26,9 +27,11 @@ from collector.normalize.conventions import (
     vercel,
 )
 from collector.normalize.errors import span_error
+from collector.normalize.event_text import lone_text
 from collector.normalize.mappings import Mappings
 from collector.normalize.results import ToolResult, parse_result
 from collector.normalize.results import can_defer as can_defer_result
+from collector.normalize.tree import SpanTree
 from collector.normalize.values import (
     INVALID,
     as_list,
@@ -111,6 +114,7 @@ class ToolDraft:
         if span.events:  # Strands records tool content only as events
             raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
             raw_result = raw_result if raw_result is not None else strands.tool_result(span)
+            raw_result = raw_result if raw_result is not None else lone_text(span)
         self.name = text(name) or _name_from_span(span.name)
         # Text that parsing can only turn into a value (no error, call id, envelope) is
         # parsed when read: here by ``arguments`` / ``result``, or in the step, lazily.
@@ -155,6 +159,27 @@ class ToolDraft:
         if found is None:
             found = self._result = parse_result(self.raw_result, self.name)
         return found
+
+    @property
+    def records_arguments(self) -> bool:
+        """The span recorded arguments (deferred text counts: nothing is parsed)."""
+        found = self._arguments
+        return self.raw_arguments is not None if found is None else found.value is not None
+
+    @property
+    def records_result(self) -> bool:
+        """The span recorded a result (deferred text counts: nothing is parsed)."""
+        found = self._result
+        return self.raw_result is not None if found is None else found.value is not None
+
+    @staticmethod
+    def complete(drafts: Mapping[int, ToolDraft], tree: SpanTree) -> None:
+        """Fill what the drafts (span index → draft) lack from records and layers."""
+        complete_calls(drafts, tree, CALL_ID_KEYS)
+
+    def fill_arguments(self, arguments: Arguments) -> None:
+        """Arguments recorded elsewhere (``call_records``) for a span that had none."""
+        self._arguments, self.raw_arguments = arguments, None
 
     @property
     def arguments_deferred(self) -> bool:

@@ -464,7 +464,12 @@ def test_every_attribute_read_is_selected() -> None:
     seen: set[str] = set()
     for framework, scenario in SCENARIOS:
         spans = decode_file(TRACES / framework / f"{scenario}.pb", KEEP_ALL)
-        recorded = [s._replace(attributes=RecordingAttributes(s.attributes, seen)) for s in spans]
+        recorded = [  # (root spans are decoded whole: any key of theirs may be read)
+            s._replace(attributes=RecordingAttributes(s.attributes, seen))
+            if s.parent_span_id
+            else s
+            for s in spans
+        ]
         for trace in group_traces(recorded).values():
             normalize(trace)
     assert seen, "nothing was recorded"

@@ -53,9 +53,6 @@ NOT_READ = {
     "haystack-otel-native": "Haystack's own tracer records its own haystack.* attributes"
     " only (tool name, arguments, result; model requests and replies as Haystack"
     " ChatMessage JSON): no span gets a role, so every trace is skipped as no agent run",
-    "claude-agent-sdk-otel": "Claude Code records a tool's arguments only in a log record"
-    " that names the call id, its result only in a span event, and its failure only on a"
-    " child span and that record: tool steps are read with no arguments, result or error",
 }
 
 

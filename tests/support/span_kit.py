@@ -91,7 +91,10 @@ def run(*spans: Span, mappings: Mappings | None = None) -> Trajectory:
     every span attribute the normalizer read is one the decoder keeps (a key outside
     ``ATTRIBUTE_SELECTOR`` would be read here and never arrive in the daemon)."""
     read: set[str] = set()
-    recorded = tuple(s._replace(attributes=Recording(s.attributes, read)) for s in spans)
+    recorded = tuple(  # (a root span's attributes are decoded whole: any key may be read)
+        s._replace(attributes=Recording(s.attributes, read)) if s.parent_span_id else s
+        for s in spans
+    )
     trace = Trace(TRACE_ID, recorded, CompletionReason.END_OF_INPUT, 0, 0)
     trajectory = normalize(trace, mappings)
     json.dumps(trajectory.to_json())  # always serializable

@@ -32,6 +32,7 @@ INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 REQUEST_MODEL = "gen_ai.request.model"
 RESPONSE_MODEL = "gen_ai.response.model"
+RESPONSE_ID = "gen_ai.response.id"  # read only to tie a record to its call (``run_records``)
 INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 TOOL_DEFINITIONS = "gen_ai.tool.definitions"  # on LLM spans; parsed only to bind a bare arg
@@ -52,6 +53,7 @@ KEYS: tuple[str, ...] = (
     OUTPUT_MESSAGES,
     REQUEST_MODEL,
     RESPONSE_MODEL,
+    RESPONSE_ID,
     *INPUT_TOKENS,
     *OUTPUT_TOKENS,
     TOOL_DEFINITIONS,

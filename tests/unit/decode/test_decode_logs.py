@@ -178,9 +178,9 @@ def test_json_ids_are_case_insensitive_hex() -> None:
 
 
 @both
-def test_a_narrow_selector_keeps_genai_attributes_event_name_and_its_own_keys(
-    decode: Decode,
-) -> None:
+def test_a_narrow_selector_keeps_every_record_attribute(decode: Decode) -> None:
+    """A record is read as a span event, whose attributes are kept whole; a record may
+    name a call's id beside its arguments under any key (``normalize.call_records``)."""
     selector = AttributeSelector(keys=["mine"], prefixes=["custom."])
     record = decode_one(
         decode,
@@ -194,6 +194,7 @@ def test_a_narrow_selector_keeps_genai_attributes_event_name_and_its_own_keys(
     )
     assert dict(record.attributes) == {
         "gen_ai.input.messages": "[]", "event.name": "e", "mine": 1, "custom.x": 2,
+        "http.method": "GET",
     }  # fmt: skip
     assert record.body == {"anything": "kept whole"}
 

@@ -1,0 +1,139 @@
+"""What a tool call records beside its span: a record naming its call id, a part of it.
+
+Some instrumentations record a tool call in pieces (Claude Code's telemetry): the tool
+span names the tool and its call id, its result is the text of a span event, its
+arguments and failure are only in a log record of the turn that names the call id
+(joined to the turn's span, not the tool's: ``collector.assembly.log_join``), and the
+failure again on a child span that repeats the call id. None of it is keyed to a name:
+
+* **A record naming one call is that call's** (``from_records``). A log record of the
+  trace one of whose attribute values is, verbatim, the call id of exactly one tool
+  span that recorded no arguments or no result: its lone JSON-object attribute (text
+  or map) that does not name the tool (an object holding the tool's name describes the
+  call: which tool, which server) is the call's arguments; a record saying ``success``
+  false beside an ``error`` text says the call failed with that text. A record naming
+  two calls, two records giving different arguments, or two candidate objects: nothing.
+* **A child span repeating the call id is a layer of the call** (``from_layers``): a
+  child of the tool span that is no call itself, records the same call id (in a call-id
+  attribute: spans keep only the keys the normalizer reads) and an error (``error.type``,
+  an error status), reports the call's failure (when no record gave its text).
+* **A lone text in the span's own events is its result** (``event_text.lone_text``,
+  read by ``ToolDraft``): a tool span that recorded no result, whose own span events
+  (not log records: an application log line inside a tool is no result; not
+  ``exception`` events) hold exactly one text value in all.
+
+Cost on a trace whose tool spans record their arguments and results: one pass over
+the tool drafts (no parsing); nothing else is read. ``lone_text`` runs only for a tool
+span with events and no result attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from collector.core.records import AttrValue, LogEvent, Span
+from collector.normalize.arguments import parse_arguments
+from collector.normalize.errors import span_error
+from collector.normalize.tree import SpanTree
+from collector.normalize.values import first, parse_json, scalar_text, text
+
+if TYPE_CHECKING:  # (``tools`` reads this module)
+    from collector.normalize.tools import ToolDraft
+
+SUCCESS_KEY = "success"
+ERROR_KEY = "error"
+_FALSE = (False, "false", "False")
+
+
+def complete_calls(
+    drafts: Mapping[int, ToolDraft], tree: SpanTree, call_id_keys: Sequence[str]
+) -> None:
+    """Fill what the tool drafts (span index → draft) lack from records and layers."""
+    wanting: dict[str, int] = {}
+    for i, draft in drafts.items():
+        if draft.call_id and not (draft.records_arguments and draft.records_result):
+            wanting[draft.call_id] = -1 if draft.call_id in wanting else i
+    wanting = {call_id: i for call_id, i in wanting.items() if i >= 0}  # ids seen once
+    if not wanting:
+        return
+    from_records(wanting, drafts, tree.spans)
+    from_layers(wanting, drafts, tree, call_id_keys)
+
+
+def from_records(
+    wanting: Mapping[str, int], drafts: Mapping[int, ToolDraft], spans: Sequence[Span]
+) -> None:
+    """Arguments and failure from the records that name exactly one wanting call id."""
+    arguments: dict[str, list[str | dict[str, AttrValue]]] = {}
+    ambiguous: set[str] = set()
+    failures: dict[str, str] = {}
+    for span in spans:
+        for event in span.events:
+            if not isinstance(event, LogEvent):
+                continue
+            named = {v for v in event.attributes.values() if isinstance(v, str) and v in wanting}
+            if len(named) != 1:
+                continue
+            call_id = named.pop()
+            candidates = _objects(event.attributes, call_id, drafts[wanting[call_id]].name)
+            if len(candidates) > 1:
+                ambiguous.add(call_id)
+            elif candidates and candidates[0] not in arguments.setdefault(call_id, []):
+                arguments[call_id].append(candidates[0])
+            failure = _failure(event.attributes)
+            if failure is not None:
+                failures.setdefault(call_id, failure)
+    for call_id, values in arguments.items():
+        draft = drafts[wanting[call_id]]
+        if len(values) == 1 and call_id not in ambiguous and not draft.records_arguments:
+            draft.fill_arguments(parse_arguments(values[0]))
+    for call_id, failure in failures.items():
+        draft = drafts[wanting[call_id]]
+        if draft.error is None:
+            draft.error = failure
+
+
+def from_layers(
+    wanting: Mapping[str, int],
+    drafts: Mapping[int, ToolDraft],
+    tree: SpanTree,
+    call_id_keys: Sequence[str],
+) -> None:
+    """A failure reported by a child span (no call itself) that repeats the call id."""
+    for call_id, i in wanting.items():
+        draft = drafts[i]
+        if draft.error is not None:
+            continue
+        for child in tree.children(i):
+            span = tree.spans[child]
+            if child in drafts or scalar_text(first(span.attributes, call_id_keys)) != call_id:
+                continue
+            error = span_error(span)
+            if error is not None:
+                draft.error = error
+                break
+
+
+def _objects(
+    attributes: Mapping[str, AttrValue], call_id: str, tool: str
+) -> list[str | dict[str, AttrValue]]:
+    """The record's JSON objects (text or map) that do not name the tool."""
+    found: list[str | dict[str, AttrValue]] = []
+    for value in attributes.values():
+        if isinstance(value, dict):
+            parsed: object = value
+        elif isinstance(value, str) and value.startswith("{") and value != call_id:
+            parsed = parse_json(value)
+        else:
+            continue
+        if isinstance(parsed, dict) and tool not in parsed.values():
+            found.append(value)
+    return found
+
+
+def _failure(attributes: Mapping[str, AttrValue]) -> str | None:
+    """The error text of a record saying the call did not succeed."""
+    if attributes.get(SUCCESS_KEY) not in _FALSE:
+        return None
+    return text(attributes.get(ERROR_KEY))

@@ -1,0 +1,72 @@
+"""The run's request and answer from log records, when nothing else states them.
+
+Instrumentations that log content rather than put it on spans (Claude Code's
+telemetry) may record the turn's request and answer only as records of the turn, under
+their own keys. Two readings hold whatever the keys are called; both run only when the
+run spans and the model calls gave no text, and read only the records joined to the run
+spans (and, for the answer, to the last model call's spans):
+
+* **A reply tied to its call** (``answer_from_records``): a record holding the last
+  model call's response id (``gen_ai.response.id``) verbatim, with exactly one free
+  text (a value with whitespace in it: ids, names, times and counts have none), holds
+  that call's reply, which is the run's answer (the last model call's reply is).
+* **A request told twice** (``request_from_records``): a free text that the trace's
+  root span, when it is a run span, records as an attribute (root spans are decoded
+  whole, so any key) and that a record of the run, made before its first model call
+  started, repeats verbatim is the run's request; with two such texts, none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from collector.core.records import AttrValue, LogEvent, Span
+from collector.normalize.conventions import genai
+from collector.normalize.join import LlmCall
+from collector.normalize.values import text
+
+
+def answer_from_records(run_spans: Sequence[Span], last: LlmCall) -> str | None:
+    """The reply of the ``last`` model call, as a record tied to it holds it."""
+    response_ids = {text(span.attributes.get(genai.RESPONSE_ID)) for span in last.spans}
+    response_ids.discard(None)
+    if not response_ids:
+        return None
+    found: set[str] = set()
+    for event in _records([*last.spans, *run_spans]):
+        values = event.attributes.values()
+        if any(value in response_ids for value in values):
+            texts = _free_texts(event.attributes)
+            if len(texts) == 1:
+                found.update(texts)
+    return found.pop() if len(found) == 1 else None
+
+
+def request_from_records(run_spans: Sequence[Span], first: LlmCall) -> str | None:
+    """The request a run span records and an early record of the run repeats."""
+    before = first.span.start_unix_nano
+    told: set[str] = set()
+    for event in _records(run_spans):
+        if event.time_unix_nano <= before:
+            told.update(_free_texts(event.attributes))
+    if not told:
+        return None
+    roots = [span for span in run_spans if span.is_root]  # (decoded whole: any key)
+    found = {value for span in roots for value in _free_texts(span.attributes) if value in told}
+    return found.pop() if len(found) == 1 else None
+
+
+def _records(spans: Sequence[Span]) -> Iterator[LogEvent]:
+    for span in spans:
+        for event in span.events:
+            if isinstance(event, LogEvent):
+                yield event
+
+
+def _free_texts(attributes: Mapping[str, AttrValue]) -> set[str]:
+    """The attribute values that are free text: non-empty strings with whitespace inside."""
+    return {
+        value
+        for value in attributes.values()
+        if isinstance(value, str) and (" " in value.strip() or "\n" in value.strip())
+    }
