@@ -11,6 +11,7 @@ def walk(
     prefixes: tuple[str, ...],
     max_value_size: int,
     keep: Callable[[bytes], bool] | None,
+    suffixes: tuple[str, ...] = (),
 ) -> tuple[list[Span], int, str, int]: ...
 def walk_json(
     data: bytes | bytearray | memoryview,
@@ -19,6 +20,7 @@ def walk_json(
     prefixes: tuple[str, ...],
     max_value_size: int,
     keep: Callable[[bytes], bool] | None,
+    suffixes: tuple[str, ...] = (),
 ) -> tuple[list[Span], int, str, int]: ...
 def split_walk(
     data: bytes, count: int, trace_field: int

@@ -197,7 +197,7 @@ cdef bint _valid_utf8(const unsigned char* s, Py_ssize_t n):
 # a byte-at-a-time FNV-1a loop was 12 % of decoding) and a memcmp of the wire
 # bytes: no decoding, no allocation, and a ``str`` whose hash is already cached
 # for the frozenset test and the dict insert. Each slot also remembers whether
-# the selector (its ``keys`` and ``prefixes`` objects, held so their addresses
+# the selector (its ``keys``, ``prefixes`` and ``suffixes`` objects, held so their addresses
 # cannot be reused) wants the key. Only short ASCII keys are kept, whose UTF-8
 # bytes are the ``str``'s own data. The GIL guards the table: nothing here
 # releases it or runs Python code between a lookup and its use.
@@ -210,6 +210,7 @@ cdef struct KeySlot:
     PyObject* key  # owned; NULL: empty
     PyObject* keys  # owned; the selector the ``wanted`` flag is for (NULL: none yet)
     PyObject* prefixes  # owned
+    PyObject* suffixes  # owned
     uint64_t hash
     Py_ssize_t length
     bint wanted
@@ -248,7 +249,8 @@ cdef KeySlot* _key_slot(const unsigned char* data, Py_ssize_t n):
     Py_XDECREF(slot.key)
     Py_XDECREF(slot.keys)
     Py_XDECREF(slot.prefixes)
-    slot.key, slot.keys, slot.prefixes = <PyObject*>key, NULL, NULL
+    Py_XDECREF(slot.suffixes)
+    slot.key, slot.keys, slot.prefixes, slot.suffixes = <PyObject*>key, NULL, NULL, NULL
     slot.hash, slot.length, slot.wanted = h, n, False
     return slot
 
@@ -314,25 +316,31 @@ def _text_slots_in_use():
 
 
 cdef object _wanted_key(const unsigned char* data, Py_ssize_t n, bint keep_all, object keys,
-                        tuple prefixes):
+                        tuple prefixes, tuple suffixes):
     """The key spelt by the UTF-8 ``data[:n]`` if ``keep_all`` or the selector (``keys``,
-    ``prefixes``) wants it, else None; the verdict is kept in the key's slot, per selector."""
+    ``prefixes``, ``suffixes``) wants it, else None; the verdict is kept in the key's slot,
+    per selector."""
     cdef KeySlot* slot = _key_slot(data, n)
     cdef bint wanted
     if slot == NULL:
         key = _shared_text(data, n)
-        wanted = keep_all or key in keys or key.startswith(prefixes)
+        wanted = (keep_all or key in keys or key.startswith(prefixes)
+                  or key.endswith(suffixes))
         return key if wanted else None
     key = <object>slot.key
     if keep_all:
         return key
-    if slot.keys != <PyObject*>keys or slot.prefixes != <PyObject*>prefixes:
-        wanted = key in keys or key.startswith(prefixes)
+    if (slot.keys != <PyObject*>keys or slot.prefixes != <PyObject*>prefixes
+            or slot.suffixes != <PyObject*>suffixes):
+        wanted = key in keys or key.startswith(prefixes) or key.endswith(suffixes)
         Py_INCREF(keys)
         Py_INCREF(prefixes)
+        Py_INCREF(suffixes)
         Py_XDECREF(slot.keys)
         Py_XDECREF(slot.prefixes)
+        Py_XDECREF(slot.suffixes)
         slot.keys, slot.prefixes = <PyObject*>keys, <PyObject*>prefixes
+        slot.suffixes = <PyObject*>suffixes
         slot.wanted = wanted
     return key if slot.wanted else None
 
@@ -413,6 +421,7 @@ cdef class _Walk(_Wire):
     cdef bint keep_all
     cdef object keys  # frozenset[str]
     cdef tuple prefixes
+    cdef tuple suffixes
     cdef Py_ssize_t limit
     cdef object keep  # Callable[[bytes], bool] | None
     cdef public list spans
@@ -609,7 +618,7 @@ cdef class _Walk(_Wire):
     cdef inline object wanted_key(self, Py_ssize_t start, Py_ssize_t end, bint keep_all):
         """The key at [start, end) if the selector (or ``keep_all``) wants it, else None."""
         return _wanted_key(self.buf + start, end - start, keep_all or self.keep_all,
-                           self.keys, self.prefixes)
+                           self.keys, self.prefixes, self.suffixes)
 
     cdef dict attributes(self, Py_ssize_t pos, Py_ssize_t end, int number, bint keep_all):
         """The ``KeyValue``s of field ``number`` of the message at [pos, end)."""
@@ -867,6 +876,7 @@ def walk(
     tuple prefixes,
     Py_ssize_t max_value_size,
     keep,
+    tuple suffixes=(),
 ):
     """(spans, rejected, first rejection reason, truncated values) of a request.
 
@@ -879,6 +889,7 @@ def walk(
     walker.keep_all = keep_all
     walker.keys = keys
     walker.prefixes = prefixes
+    walker.suffixes = suffixes
     walker.limit = max_value_size
     walker.keep = keep
     walker.spans = []

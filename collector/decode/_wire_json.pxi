@@ -56,6 +56,7 @@ cdef class _JsonWalk:
     cdef bint keep_all
     cdef object keys
     cdef tuple prefixes
+    cdef tuple suffixes
     cdef Py_ssize_t limit
     cdef object keep
     cdef public list spans
@@ -449,7 +450,7 @@ cdef class _JsonWalk:
         """The key at [start, end) if the selector (or ``keep_all``) wants it, else None
         (unescaped JSON keys are their UTF-8)."""
         return _wanted_key(self.buf + start, end - start, keep_all or self.keep_all,
-                           self.keys, self.prefixes)
+                           self.keys, self.prefixes, self.suffixes)
 
     cdef dict attributes(self, int depth, bint keep_all, bint read):
         """A KeyValue list whose values sit at message ``depth``; values not wanted (or
@@ -879,6 +880,7 @@ def walk_json(
     tuple prefixes,
     Py_ssize_t max_value_size,
     keep,
+    tuple suffixes=(),
 ):
     """(spans, rejected, first rejection reason, truncated values) of an OTLP/JSON
     trace request; ``Unusual`` or ``UnicodeDecodeError`` for what it leaves to the
@@ -890,6 +892,7 @@ def walk_json(
     walker.keep_all = keep_all
     walker.keys = keys
     walker.prefixes = prefixes
+    walker.suffixes = suffixes
     walker.limit = max_value_size
     walker.keep = keep
     walker.spans = []

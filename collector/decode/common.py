@@ -43,36 +43,48 @@ class AttributeSelector:
     """Which span/event attributes the decoder converts into Python values.
 
     Converting an attribute costs about 1 µs; most attributes (logfire schemas,
-    tool definitions …) are never read. Keys equal to one of ``keys`` or starting
-    with one of ``prefixes`` are kept; ``None`` for both keeps everything.
+    tool definitions …) are never read. Keys equal to one of ``keys``, starting
+    with one of ``prefixes`` or ending with one of ``suffixes`` (keys a rule looks up
+    in a namespace it does not name: ``normalize.evidence``) are kept; ``None`` for
+    both keys and prefixes keeps everything.
     String values longer than ``max_value_size`` characters are truncated.
     Resource attributes and the attributes of root spans are always kept whole (one
     set per batch or per trace, not per span): spec matching may read any of them.
     """
 
-    __slots__ = ("keep_all", "keys", "max_value_size", "prefixes")
+    __slots__ = ("keep_all", "keys", "max_value_size", "prefixes", "suffixes")
 
     def __init__(
         self,
         keys: Iterable[str] | None = None,
         prefixes: Iterable[str] | None = None,
         max_value_size: int = 256 * 1024,
+        suffixes: Iterable[str] = (),
     ) -> None:
         self.keep_all = keys is None and prefixes is None
         self.keys = frozenset(keys or ())
         self.prefixes = tuple(prefixes or ())
         self.max_value_size = max_value_size
+        self.suffixes = tuple(suffixes)
 
     def wants(self, key: str) -> bool:
         """True if the attribute ``key`` should be decoded."""
-        return self.keep_all or key in self.keys or key.startswith(self.prefixes)
+        return (
+            self.keep_all
+            or key in self.keys
+            or key.startswith(self.prefixes)
+            or key.endswith(self.suffixes)
+        )
 
     def extended(self, keys: Iterable[str] = (), prefixes: Iterable[str] = ()) -> AttributeSelector:
         """A selector that also keeps ``keys`` and ``prefixes`` (config mappings, spec matches)."""
         if self.keep_all:
             return self
         return AttributeSelector(
-            self.keys | frozenset(keys), self.prefixes + tuple(prefixes), self.max_value_size
+            self.keys | frozenset(keys),
+            self.prefixes + tuple(prefixes),
+            self.max_value_size,
+            self.suffixes,
         )
 
 

@@ -60,6 +60,7 @@ def compiled_walk(
             selector.prefixes,
             min(selector.max_value_size, sys.maxsize),  # a C ssize_t in the walker
             keep,
+            selector.suffixes,
         )
     except (_wire.Unusual, UnicodeDecodeError):
         return None
@@ -112,11 +113,12 @@ def _selected(kvs: Any, selector: AttributeSelector, cuts: _Truncations) -> dict
     # The selector test and the string case are inlined: a function call per
     # attribute costs more than either, and most values are short strings.
     keep_all, keys, prefixes = selector.keep_all, selector.keys, selector.prefixes
+    suffixes = selector.suffixes
     limit = cuts.limit
     out: dict[str, AttrValue] = {}
     for kv in kvs:
         key = kv.key
-        if keep_all or key in keys or key.startswith(prefixes):
+        if keep_all or key in keys or key.startswith(prefixes) or key.endswith(suffixes):
             value = kv.value
             text = value.string_value  # "" unless the oneof holds a non-empty string
             out[key] = text if text and len(text) <= limit else _value(value, cuts)

@@ -8,6 +8,7 @@ trace, so it avoids asking seven modules in turn), then the family decides.
 from __future__ import annotations
 
 from collector.core.records import Span
+from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
     genai,
@@ -21,7 +22,7 @@ from collector.normalize.conventions import (
     vercel,
 )
 from collector.normalize.mappings import Mappings
-from collector.normalize.roles import CUSTOM, Role
+from collector.normalize.roles import CUSTOM, EVIDENCE, Role
 
 
 def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
@@ -105,6 +106,9 @@ def _other_roles(
     role = traceloop.classify(span)  # older OpenLLMetry LLM spans (llm.request.type)
     if role is not None:
         return role, traceloop.NAME
+    role = evidence.classify(span)  # keys in the span name's own namespace
+    if role is not None:
+        return role, EVIDENCE
     return Role.OTHER, ""
 
 

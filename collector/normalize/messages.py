@@ -7,6 +7,9 @@ One message list reader serves every convention, because the shapes overlap:
 * LangChain dumps: ``{"type": "human", "data": {"content": …}}`` and
   ``{"lc": 1, "id": [… "HumanMessage"], "kwargs": {"content": …}}``
 * Gemini / Strands content blocks: ``{"role": "model", "parts": [{"text": …}]}``, ``[{"text": …}]``
+* Content parts keyed by their kind (Haystack's ``ChatMessage``): ``{"role": "assistant",
+  "content": [{"text": …} | {"tool_call": {"tool_name", "arguments", "id"}}
+  | {"tool_call_result": …}]}``; a model's reply list under ``replies``
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
         return value
     if not isinstance(value, dict):
         return None
-    for key in ("messages", "inputs", "contents", "input"):
+    for key in ("messages", "inputs", "contents", "input", "replies"):
         if key in value:
             return message_list(value[key], depth + 1)
     prompt = value.get("prompt")
@@ -149,6 +152,31 @@ def genai_tool_calls(messages: Any) -> Iterator[RequestedCall]:
                 call = requested(part.get("id"), part.get("name"), part.get("arguments"))
                 if call is not None:
                     yield call
+
+
+def content_part_calls(messages: Any) -> list[RequestedCall]:
+    """Tool calls an assistant message records as content parts: a part whose ``type`` is
+    ``tool_call`` (the call's fields beside it), or a part holding the call under a
+    ``tool_call`` key; the name under ``name`` or ``tool_name``, the arguments under
+    ``arguments`` (an object or its JSON text)."""
+    calls: list[RequestedCall] = []
+    for message in message_list(messages) or ():
+        if role_of(message) not in ASSISTANT_ROLES:
+            continue
+        content = _lc_fields(message).get("content")
+        if not isinstance(content, list):
+            content = message.get("parts")
+        for part in content if isinstance(content, list) else ():
+            if not isinstance(part, dict):
+                continue
+            call = part if part.get("type") == "tool_call" else part.get("tool_call")
+            if not isinstance(call, dict):
+                continue
+            name = call.get("name", call.get("tool_name"))
+            made = requested(call.get("id"), name, call.get("arguments"))
+            if made is not None:
+                calls.append(made)
+    return calls
 
 
 def requested(call_id: Any, name: Any, arguments: Any) -> RequestedCall | None:

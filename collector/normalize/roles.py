@@ -35,6 +35,7 @@ LANGFUSE = "langfuse"
 MLFLOW = "mlflow"
 GENKIT = "genkit"
 CUSTOM = "custom"
+EVIDENCE = "evidence"
 CONVENTION_ORDER = (
     OTEL_GENAI,
     OPENINFERENCE,
@@ -47,4 +48,5 @@ CONVENTION_ORDER = (
     MLFLOW,
     GENKIT,
     CUSTOM,
+    EVIDENCE,
 )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from collector.core.records import AttrValue, Span
+from collector.normalize import evidence
 from collector.normalize.arguments import Arguments, parse_arguments
 from collector.normalize.arguments import can_defer as can_defer_arguments
 from collector.normalize.call_records import complete_calls
@@ -111,6 +112,9 @@ class ToolDraft:
             call_id = _mapped(attributes, mappings.tool_call_id, call_id)
             raw_args = _mapped(attributes, mappings.tool_args, raw_args)
             raw_result = _mapped(attributes, mappings.tool_result, raw_result)
+        flagged: str | None = None  # a failure only a true ``<ns>.tool.error`` says
+        if name is None and raw_args is None and raw_result is None:
+            name, raw_args, raw_result, flagged = evidence.tool_parts(span)
         if span.events:  # Strands records tool content only as events
             raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
             raw_result = raw_result if raw_result is not None else strands.tool_result(span)
@@ -142,7 +146,7 @@ class ToolDraft:
             error = self._result.error
         elif error is not None and isinstance(raw_result, str):
             error = _explained(error, raw_result)
-        self.error: str | None = error
+        self.error: str | None = error if error is not None else flagged
 
     @property
     def arguments(self) -> Arguments:

@@ -122,6 +122,7 @@ def decoder_selector(config: Config) -> AttributeSelector:
         ATTRIBUTE_SELECTOR.keys,
         ATTRIBUTE_SELECTOR.prefixes,
         config.receivers.otlp.max_attribute_value_size,
+        ATTRIBUTE_SELECTOR.suffixes,
     )
     mappings = config.normalization.mappings
     return selector if mappings is None else mappings.selector(selector)

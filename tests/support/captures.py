@@ -50,9 +50,6 @@ NOT_READ = {
     "autogen-agentchat-openinference/tool_error": "the instrumentation sets status OK"
     " before the failure (the SDK then ignores ERROR): the refused refund is recorded as"
     " an ordinary result, with no error anywhere",
-    "haystack-otel-native": "Haystack's own tracer records its own haystack.* attributes"
-    " only (tool name, arguments, result; model requests and replies as Haystack"
-    " ChatMessage JSON): no span gets a role, so every trace is skipped as no agent run",
 }
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TypeAlias
 
 from collector.core.records import Span
+from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
     genai,
@@ -64,6 +65,7 @@ REQUESTED_CALLS: tuple[CallsReader, ...] = (
     genkit.requested_calls,
     traceloop.requested_calls,
     genai_events.requested_calls,
+    evidence.requested_calls,
 )
 LLM_INPUT: tuple[TextReader, ...] = (
     genai.llm_input,
@@ -75,6 +77,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     mlflow.llm_input,
     genkit.llm_input,
     genai_events.llm_input,
+    evidence.llm_input,
 )
 LLM_OUTPUT: tuple[TextReader, ...] = (
     genai.llm_output,
@@ -88,6 +91,7 @@ LLM_OUTPUT: tuple[TextReader, ...] = (
     genkit.llm_output,
     traceloop.llm_output,
     genai_events.llm_output,
+    evidence.llm_output,
 )
 # Explicit run-level input/output on the agent root (then the trace root).
 RUN_INPUT: tuple[TextReader, ...] = (

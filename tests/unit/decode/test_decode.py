@@ -77,6 +77,27 @@ def test_selector_skips_unwanted_attributes_of_child_spans_only() -> None:
     assert dict(spans[1].attributes) == {"deployment.environment": "prod"}  # roots keep all
 
 
+def test_selector_keeps_keys_by_their_ending_in_every_walk() -> None:
+    """Suffixes (``normalize.evidence``) are kept in any namespace, by the compiled walk
+    (its cached per-key verdict included) and by the reference reading alike."""
+    selector = AttributeSelector(keys=["k"], prefixes=[], suffixes=[".tool.name"])
+    child = pb_span(
+        **{
+            "acme.tool.name": AnyValue(string_value="refund"),
+            "acme.tool.names": AnyValue(string_value="no"),
+            "k": AnyValue(int_value=1),
+        }
+    )
+    root = pb_span(**{"deployment.environment": AnyValue(string_value="prod")})
+    root.span_id, root.parent_span_id = PARENT_ID, b""
+    for _ in range(2):  # the second time from the walker's key cache
+        spans = decode_protobuf(request(child, root).SerializeToString(), selector).spans
+        assert dict(spans[0].attributes) == {"acme.tool.name": "refund", "k": 1}
+    plain = AttributeSelector(keys=["k"], prefixes=[])  # the same keys, no suffixes: not kept
+    spans = decode_protobuf(request(child, root).SerializeToString(), plain).spans
+    assert dict(spans[0].attributes) == {"k": 1}
+
+
 def test_long_strings_are_truncated_and_counted() -> None:
     span = pb_span(big=AnyValue(string_value="x" * 100), small=AnyValue(string_value="y"))
     batch = decode_protobuf(request(span).SerializeToString(), AttributeSelector(max_value_size=10))

@@ -55,6 +55,7 @@ def native(
         selector.prefixes,
         min(selector.max_value_size, sys.maxsize),
         keep,
+        selector.suffixes,
     )
 
 

@@ -71,7 +71,13 @@ def walker_handles(data: bytes, selector: AttributeSelector = KEEP_ALL) -> bool:
 
     try:
         _wire.walk(
-            data, selector.keep_all, selector.keys, selector.prefixes, selector.max_value_size, None
+            data,
+            selector.keep_all,
+            selector.keys,
+            selector.prefixes,
+            selector.max_value_size,
+            None,
+            selector.suffixes,
         )
     except _wire.Unusual:
         return False
