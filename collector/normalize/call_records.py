@@ -8,33 +8,36 @@ failure again on a child span that repeats the call id. None of it is keyed to a
 
 * **A record naming one call is that call's** (``from_records``). A log record of the
   trace one of whose attribute values is, verbatim, the call id of exactly one tool
-  span that recorded no arguments or no result: its lone JSON-object attribute (text
-  or map) that does not name the tool (an object holding the tool's name describes the
-  call: which tool, which server) is the call's arguments; a record saying ``success``
-  false beside an ``error`` text says the call failed with that text. A record naming
-  two calls, two records giving different arguments, or two candidate objects: nothing.
+  span that recorded no arguments or no result, and that names the tool too (a value
+  equal to its name, or inside an object describing the call: which tool, which
+  server; a record with the id alone, such as a ``gen_ai.tool.message`` event carrying
+  the call's result, is about no call of it): its lone JSON-object attribute (text or
+  map) that does not name the tool is the call's arguments; ``success`` false beside an
+  ``error`` text says the call failed with that text. A record naming two calls, two
+  records giving different arguments, or two candidate objects: no arguments.
+* **A lone text in the span's own events is its result** (``event_text.lone_text``),
+  for a call such a record names (a call recorded in pieces) that recorded no result:
+  its own span events (not log records, not ``exception`` events) hold exactly one
+  text value in all. A tool span's progress event is no result unless the call is
+  shown to be recorded in pieces.
 * **A child span repeating the call id is a layer of the call** (``from_layers``): a
   child of the tool span that is no call itself, records the same call id (in a call-id
   attribute: spans keep only the keys the normalizer reads) and an error (``error.type``,
   an error status), reports the call's failure (when no record gave its text).
-* **A lone text in the span's own events is its result** (``event_text.lone_text``,
-  read by ``ToolDraft``): a tool span that recorded no result, whose own span events
-  (not log records: an application log line inside a tool is no result; not
-  ``exception`` events) hold exactly one text value in all.
 
 Cost on a trace whose tool spans record their arguments and results: one pass over
-the tool drafts (no parsing); nothing else is read. ``lone_text`` runs only for a tool
-span with events and no result attribute.
+the tool drafts (no parsing); nothing else is read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from collector.core.records import AttrValue, LogEvent, Span
 from collector.normalize.arguments import parse_arguments
 from collector.normalize.errors import span_error
+from collector.normalize.event_text import lone_text
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import first, parse_json, scalar_text, text
 
@@ -43,7 +46,7 @@ if TYPE_CHECKING:  # (``tools`` reads this module)
 
 SUCCESS_KEY = "success"
 ERROR_KEY = "error"
-_FALSE = (False, "false", "False")
+_FALSE = ("false", "False")  # (and False itself: not 0, which equals False)
 
 
 def complete_calls(
@@ -64,8 +67,32 @@ def complete_calls(
 def from_records(
     wanting: Mapping[str, int], drafts: Mapping[int, ToolDraft], spans: Sequence[Span]
 ) -> None:
-    """Arguments and failure from the records that name exactly one wanting call id."""
-    arguments: dict[str, list[str | dict[str, AttrValue]]] = {}
+    """Arguments, failure and result of the calls a record names (module docstring)."""
+    arguments, ambiguous, failures = _read_records(wanting, drafts, spans)
+    for call_id, values in arguments.items():
+        i = wanting[call_id]
+        draft = drafts[i]
+        if len(values) == 1 and call_id not in ambiguous and not draft.records_arguments:
+            draft.fill_arguments(parse_arguments(values[0]))
+        if not draft.records_result:  # (a call recorded in pieces: its events may hold it)
+            result = lone_text(spans[i])
+            if result is not None:
+                draft.fill_result(result)
+    for call_id, failure in failures.items():
+        draft = drafts[wanting[call_id]]
+        if draft.error is None:
+            draft.error = failure
+
+
+_Candidates: TypeAlias = dict[str, list[str | dict[str, AttrValue]]]
+
+
+def _read_records(
+    wanting: Mapping[str, int], drafts: Mapping[int, ToolDraft], spans: Sequence[Span]
+) -> tuple[_Candidates, set[str], dict[str, str]]:
+    """Per call id a record is about: its candidate arguments (a key for every such call
+    id, even with none), the ids with an ambiguous record, and the failures recorded."""
+    arguments: _Candidates = {}
     ambiguous: set[str] = set()
     failures: dict[str, str] = {}
     for span in spans:
@@ -76,22 +103,18 @@ def from_records(
             if len(named) != 1:
                 continue
             call_id = named.pop()
-            candidates = _objects(event.attributes, call_id, drafts[wanting[call_id]].name)
+            candidates = _about_call(event.attributes, call_id, drafts[wanting[call_id]].name)
+            if candidates is None:  # the record does not name the tool: not about this call
+                continue
+            known = arguments.setdefault(call_id, [])
             if len(candidates) > 1:
                 ambiguous.add(call_id)
-            elif candidates and candidates[0] not in arguments.setdefault(call_id, []):
-                arguments[call_id].append(candidates[0])
+            elif candidates and candidates[0] not in known:
+                known.append(candidates[0])
             failure = _failure(event.attributes)
             if failure is not None:
                 failures.setdefault(call_id, failure)
-    for call_id, values in arguments.items():
-        draft = drafts[wanting[call_id]]
-        if len(values) == 1 and call_id not in ambiguous and not draft.records_arguments:
-            draft.fill_arguments(parse_arguments(values[0]))
-    for call_id, failure in failures.items():
-        draft = drafts[wanting[call_id]]
-        if draft.error is None:
-            draft.error = failure
+    return arguments, ambiguous, failures
 
 
 def from_layers(
@@ -115,25 +138,34 @@ def from_layers(
                 break
 
 
-def _objects(
+def _about_call(
     attributes: Mapping[str, AttrValue], call_id: str, tool: str
-) -> list[str | dict[str, AttrValue]]:
-    """The record's JSON objects (text or map) that do not name the tool."""
+) -> list[str | dict[str, AttrValue]] | None:
+    """The record's JSON objects (text or map) that do not name the tool: the candidates
+    for the call's arguments; None when the record does not name the tool at all (as a
+    value, or inside an object describing the call), so it is about no call of it."""
     found: list[str | dict[str, AttrValue]] = []
+    names_tool = False
     for value in attributes.values():
         if isinstance(value, dict):
             parsed: object = value
         elif isinstance(value, str) and value.startswith("{") and value != call_id:
             parsed = parse_json(value)
         else:
+            names_tool = names_tool or value == tool
             continue
-        if isinstance(parsed, dict) and tool not in parsed.values():
+        if not isinstance(parsed, dict):
+            continue
+        if tool in parsed.values():
+            names_tool = True
+        else:
             found.append(value)
-    return found
+    return found if names_tool else None
 
 
 def _failure(attributes: Mapping[str, AttrValue]) -> str | None:
     """The error text of a record saying the call did not succeed."""
-    if attributes.get(SUCCESS_KEY) not in _FALSE:
+    success = attributes.get(SUCCESS_KEY)
+    if success is not False and success not in _FALSE:
         return None
     return text(attributes.get(ERROR_KEY))

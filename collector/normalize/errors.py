@@ -72,10 +72,11 @@ def recovered_error(error: str | None, steps: Sequence[Step], answered: bool) ->
     OpenInference Vercel processor copies it onto the root): the run then fails with the
     message of a tool call whose failure the loop handed back to the model, which
     answered. By evidence, not by name: the run's error is, word for word, the error of
-    a failed tool step; a model call follows that step; and the run has an answer. A run
+    a failed tool step (a message, not the placeholder a status without one gets); a
+    model call that did not fail follows that step; and the run has an answer. A run
     error with any other text, or a tool failure that nothing came after, stays a failure.
     """
-    if error is None or not answered:
+    if error is None or error == _GENERIC or not answered:  # (the placeholder proves nothing)
         return error
     failed_at = -1
     for index, step in enumerate(steps):
@@ -83,5 +84,6 @@ def recovered_error(error: str | None, steps: Sequence[Step], answered: bool) ->
             failed_at = index
     if failed_at < 0:
         return error
-    recovered = any(step.kind is StepKind.LLM for step in steps[failed_at + 1 :])
+    later = steps[failed_at + 1 :]
+    recovered = any(step.kind is StepKind.LLM and step.error is None for step in later)
     return None if recovered else error

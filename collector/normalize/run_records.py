@@ -7,9 +7,10 @@ run spans and the model calls gave no text, and read only the records joined to 
 spans (and, for the answer, to the last model call's spans):
 
 * **A reply tied to its call** (``answer_from_records``): a record holding the last
-  model call's response id (``gen_ai.response.id``) verbatim, with exactly one free
-  text (a value with whitespace in it: ids, names, times and counts have none), holds
-  that call's reply, which is the run's answer (the last model call's reply is).
+  model call's response id (``gen_ai.response.id``) and its model's name verbatim (a
+  record about that call, not an application's log line that mentions the id), with
+  exactly one free text (a value with whitespace in it: ids, names, times and counts
+  have none), holds that call's reply, which is the run's answer.
 * **A request told twice** (``request_from_records``): a free text that the trace's
   root span, when it is a run span, records as an attribute (root spans are decoded
   whole, so any key) and that a record of the run, made before its first model call
@@ -23,19 +24,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from collector.core.records import AttrValue, LogEvent, Span
 from collector.normalize.conventions import genai
 from collector.normalize.join import LlmCall
-from collector.normalize.values import text
+from collector.normalize.values import first, text
+
+_MODEL_KEYS = (genai.RESPONSE_MODEL, genai.REQUEST_MODEL)
 
 
 def answer_from_records(run_spans: Sequence[Span], last: LlmCall) -> str | None:
     """The reply of the ``last`` model call, as a record tied to it holds it."""
     response_ids = {text(span.attributes.get(genai.RESPONSE_ID)) for span in last.spans}
+    models = {text(first(span.attributes, _MODEL_KEYS)) for span in last.spans}
     response_ids.discard(None)
-    if not response_ids:
+    models.discard(None)
+    if not response_ids or not models:
         return None
     found: set[str] = set()
     for event in _records([*last.spans, *run_spans]):
-        values = event.attributes.values()
-        if any(value in response_ids for value in values):
+        values = [value for value in event.attributes.values() if isinstance(value, str)]
+        if any(v in response_ids for v in values) and any(v in models for v in values):
             texts = _free_texts(event.attributes)
             if len(texts) == 1:
                 found.update(texts)

@@ -28,7 +28,6 @@ from collector.normalize.conventions import (
     vercel,
 )
 from collector.normalize.errors import span_error
-from collector.normalize.event_text import lone_text
 from collector.normalize.mappings import Mappings
 from collector.normalize.results import ToolResult, parse_result
 from collector.normalize.results import can_defer as can_defer_result
@@ -118,7 +117,6 @@ class ToolDraft:
         if span.events:  # Strands records tool content only as events
             raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
             raw_result = raw_result if raw_result is not None else strands.tool_result(span)
-            raw_result = raw_result if raw_result is not None else lone_text(span)
         self.name = text(name) or _name_from_span(span.name)
         # Text that parsing can only turn into a value (no error, call id, envelope) is
         # parsed when read: here by ``arguments`` / ``result``, or in the step, lazily.
@@ -184,6 +182,12 @@ class ToolDraft:
     def fill_arguments(self, arguments: Arguments) -> None:
         """Arguments recorded elsewhere (``call_records``) for a span that had none."""
         self._arguments, self.raw_arguments = arguments, None
+
+    def fill_result(self, raw: str) -> None:
+        """A result recorded elsewhere (``call_records``) for a span that had none."""
+        self._result, self.raw_result = parse_result(raw, self.name), None
+        if self.error is None:
+            self.error = self._result.error
 
     @property
     def arguments_deferred(self) -> bool:

@@ -212,28 +212,29 @@ def rewraps(
     return roles[found[0]] in AGENTIC and agent_name(inner, mappings) == agent
 
 
-def _empty_unnamed(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
-    """An agent span below another agentic span that has no children and records no
-    agent name: nothing ran in it and it names no agent, so it is no hop, however long
-    it lasted (rule 24 without the zero length: OpenLIT's spans around CrewAI's async
-    flow methods end when the coroutine is created)."""
-    if tree.children(i):
-        return False
+def _empty_unnamed(tree: SpanTree, i: int, mappings: Mappings | None) -> bool:
+    """An agentic span with nothing below it that records no agent name."""
+    return not tree.children(i) and recorded_agent_name(tree.spans[i], mappings) is None
+
+
+def _agents_loop(tree: SpanTree, roles: list[Role], i: int) -> bool:
+    """Span ``i`` is a workflow directly inside an agent span."""
     parent = tree.parent[i]
-    if parent < 0 or roles[parent] not in AGENTIC:
-        return False
-    return recorded_agent_name(tree.spans[i], mappings) is None
+    return roles[i] is Role.WORKFLOW and parent >= 0 and roles[parent] is Role.AGENT
 
 
 def no_agent_inside(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
-    """Agentic span ``i`` is no hop: an empty unnamed agent span (``_empty_unnamed``), or
-    a workflow directly inside an agent span that holds no agent (only model and tool
-    calls, and empty unnamed spans): that agent's own loop run as a workflow (CrewAI's
-    ``AgentExecutor`` flow), whose work stays the agent's."""
-    if _empty_unnamed(tree, roles, i, mappings):
-        return True
+    """Agentic span ``i`` is no hop: a workflow directly inside an agent span that holds
+    no agent or graph node (only model and tool calls, and agentic spans with nothing
+    below them that name no agent): that agent's own loop run as a workflow (CrewAI's
+    ``AgentExecutor`` flow), whose work stays the agent's; or one of those empty unnamed
+    spans inside such a loop (OpenLIT's spans around the flow's async methods, which end
+    when the coroutine is created: rule 24 without the zero length). An empty unnamed
+    agent span anywhere else stays a hop (a remote sub-agent, its work in another trace)."""
     parent = tree.parent[i]
-    if roles[i] is not Role.WORKFLOW or parent < 0 or roles[parent] is not Role.AGENT:
+    if parent >= 0 and _empty_unnamed(tree, i, mappings) and _agents_loop(tree, roles, parent):
+        return no_agent_inside(tree, roles, parent, mappings)
+    if not _agents_loop(tree, roles, i):
         return False
     level = [i]
     for _ in range(_MAX_DEPTH):
@@ -243,7 +244,7 @@ def no_agent_inside(tree: SpanTree, roles: list[Role], i: int, mappings: Mapping
         for kid in below:
             if roles[kid] is Role.NODE:
                 return False
-            if roles[kid] in AGENTIC and not _empty_unnamed(tree, roles, kid, mappings):
+            if roles[kid] in AGENTIC and not _empty_unnamed(tree, kid, mappings):
                 return False
         level = [kid for kid in below if roles[kid] not in (Role.LLM, Role.TOOL)]
     return False

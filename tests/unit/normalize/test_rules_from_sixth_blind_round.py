@@ -42,7 +42,9 @@ def test_a_history_nested_past_the_decoders_depth_is_no_instructions() -> None:
 REFUSED = "RefundWindowExpired: invoice 877 is outside the refund window"
 
 
-def recovering_run(root_error: str, *, answer_after: bool) -> tuple[Span, ...]:
+def recovering_run(
+    root_error: str, *, answer_after: bool, tool_message: str = REFUSED
+) -> tuple[Span, ...]:
     agent = span(1, "invoke_agent shop", {
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop",
     }, start=0, end=10**7, status=StatusCode.ERROR, message=root_error)  # fmt: skip
@@ -51,7 +53,7 @@ def recovering_run(root_error: str, *, answer_after: bool) -> tuple[Span, ...]:
     spans = (
         agent,
         chat(2, [USER], asked),
-        refund._replace(status_code=StatusCode.ERROR, status_message=REFUSED),
+        refund._replace(status_code=StatusCode.ERROR, status_message=tool_message),
     )
     if answer_after:
         spans += (chat(4, [USER], [{"type": "text", "content": "Sorry, too late."}]),)
@@ -72,6 +74,13 @@ def test_a_root_error_of_its_own_or_a_failure_nothing_followed_fails_the_run() -
     assert (own.failed, own.error) == (True, "Timeout: the run took too long")
     last = run(*recovering_run(REFUSED, answer_after=False))
     assert (last.failed, last.error) == (True, REFUSED)
+
+
+def test_two_errors_without_a_message_are_no_evidence_of_a_copy() -> None:
+    # (review: a root and a tool that fail with no message both read "error"; a guardrail
+    # that failed the run after the answer is no copy of the tool's failure)
+    trajectory = run(*recovering_run("", answer_after=True, tool_message=""))
+    assert (trajectory.failed, trajectory.error) == (True, "error")
 
 
 # Rule 54: spans of an agent's own loop are no hops: an agent span with nothing below
@@ -108,6 +117,23 @@ def test_an_agents_own_loop_run_as_a_workflow_of_empty_spans_is_the_agents() -> 
         ("llm", "m", "store"),
     ]
     assert (trajectory.agent, trajectory.agents) == ("store", ("store",))
+
+
+def test_an_empty_unnamed_agent_span_outside_an_agents_loop_is_still_a_hop() -> None:
+    # (review: a remote sub-agent's span, its work in another trace, named by its span
+    # name only: gen_ai.agent.name is only conditionally required)
+    remote = operation(3, "invoke_agent", "billing", 1)._replace(end_unix_nano=10**9)
+    trajectory = run(
+        operation(1, "invoke_agent", "store", 0, **{"gen_ai.agent.name": "store"}),
+        chat(2, [USER], [{"type": "text", "content": "asking billing"}]),
+        remote,
+        chat(4, [USER], [{"type": "text", "content": "done"}]),
+    )
+    assert [(s.kind.value, s.name) for s in trajectory.steps] == [
+        ("llm", "m"),
+        ("agent", "billing"),
+        ("llm", "m"),
+    ]
 
 
 def test_a_named_agent_inside_the_workflow_is_still_a_hop() -> None:
