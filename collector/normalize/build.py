@@ -198,8 +198,10 @@ class _Builder:
                     step_id, agent, anchor = self._visit(i, rank, parent, agent, anchor)
                 except Exception as exc:  # one odd span must not cost the trace
                     reason = f"{type(exc).__name__}: {exc}"
-            if reason is not None:
-                step_id = self._unreadable(i, rank, parent, agent, reason)
+            if reason is not None:  # an ``other`` step carrying the error; the rest is read
+                step = _unreadable(self.tree.spans[i], parent, agent, reason)
+                self.items.append(((step.start_unix_nano, rank, 0), step))
+                step_id = step.span_id
             parents[i] = parent if step_id is None else step_id
             agents[i], anchors[i] = agent, anchor
 
@@ -295,22 +297,6 @@ class _Builder:
             up = parent_of[up]
         return None
 
-    def _unreadable(
-        self, i: int, rank: int, parent: str | None, agent: str | None, reason: str
-    ) -> str:
-        """Span ``i``, which the conventions could not read, as an ``other`` step
-        carrying the error; the rest of the trace is evaluated as usual."""
-        span = self.tree.spans[i]
-        name: object = span.name
-        start: object = span.start_unix_nano
-        when = start if isinstance(start, int) else 0
-        step_id = span.span_id.hex()
-        error = f"evald could not read this span: {reason}"
-        step = Step(StepKind.OTHER, name if isinstance(name, str) else "", step_id, parent,
-                    when, 0.0, error=error, agent=agent)  # fmt: skip
-        self.items.append(((when, rank, 0), step))
-        return step_id
-
     def _path_spans(self) -> list[Span]:
         return [self.tree.spans[i] for i in self._path()]
 
@@ -386,3 +372,14 @@ class _Builder:
         found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)
         self.left_out = found[1]  # optional parts (``evaluators.depth``) left out
         return timed_by_spans(found[0], self.tree, self.roles, self.families, self._work)
+
+
+def _unreadable(span: Span, parent: str | None, agent: str | None, reason: str) -> Step:
+    """A span the conventions could not read, as an ``other`` step carrying the error
+    (the rest of the trace is evaluated as usual)."""
+    name: object = span.name
+    start: object = span.start_unix_nano
+    when = start if isinstance(start, int) else 0
+    error = f"evald could not read this span: {reason}"
+    return Step(StepKind.OTHER, name if isinstance(name, str) else "", span.span_id.hex(),
+                parent, when, 0.0, error=error, agent=agent)  # fmt: skip
