@@ -8,7 +8,9 @@ rebuilt from those messages (``source: "messages"``) with the result or error fo
 Matching: the *last* assistant message of the history that requested this call (the
 same name; the same id and arguments wherever both sides have them: histories repeat
 earlier turns, and some SDKs reuse ids across turns), then among the answers after
-it, the one with the call's id, else the one at the call's position.
+it, the one with the call's id, else the one at the call's position. A history that
+records no request at all (the assistant messages holding only tool calls dropped)
+pairs a call with the answer of its id after the last user message.
 """
 
 from __future__ import annotations
@@ -97,6 +99,24 @@ def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
         found = answers[k]  # answers follow the calls' order, unless an id says otherwise
         conflict = call.call_id is not None and found.call_id not in (None, call.call_id)
         return None if conflict else found
+    return _answer_by_id(messages, call)
+
+
+def _answer_by_id(messages: list[Message], call: RequestedCall) -> Answer | None:
+    """The answer carrying the call's id, in a history that records no request at all
+    (an instrumentation that drops the assistant messages holding only tool calls keeps
+    their answers, with ids): the id alone pairs them, among the answers after the last
+    user message (ids are only unique within a turn)."""
+    if call.call_id is None or any(message.calls for message in messages):
+        return None
+    last_user = -1
+    for m, message in enumerate(messages):
+        if message.role in USER_ROLES:
+            last_user = m
+    for message in messages[last_user + 1 :]:
+        for answer in message.answers:
+            if answer.call_id == call.call_id:
+                return answer
     return None
 
 

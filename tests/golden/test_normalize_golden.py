@@ -118,6 +118,10 @@ CAPTURED = {
     "vercel-ai-openinference",
     "crewai-openlit",
     "claude-agent-sdk-otel",
+    "ms-agent-framework-sequential",
+    "mlflow-manual",
+    "agentops-manual",
+    "llamaindex-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -145,6 +149,7 @@ AGENT_NAME_NOT_RECORDED = {
     "litellm-otel",  # an LLM gateway's spans only, under the application's own turn span
     "haystack-otel-native",  # Haystack's own tracer: the agent's spans name no agent
     "claude-agent-sdk-otel",  # Claude Code: the turn span is its only name
+    "llamaindex-openlit",  # OpenLIT records the model calls only, under the app's turn span
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
@@ -166,6 +171,8 @@ MULTI_AGENT: dict[str, tuple[str | None, str]] = {
     # hand-over; the triage agent (nothing hands over to it) is named nowhere
     "openai-agents-handoff-logfire": (None, "music_store_support"),
     "ms-agent-framework-handoff": ("triage", "store"),
+    # a sequential workflow: triage answers in text, the store agent runs after it
+    "ms-agent-framework-sequential": ("triage", "store"),
     # AG2's two-agent chat: the conversation is the initiating agent's (the user proxy,
     # which also runs the tools); the assistant's model calls are its own
     "ag2-otel": ("customer", "customer"),

@@ -18,7 +18,7 @@ NO_CONTENT_RECORDED = frozenset({"autogen-agentchat", "autogen-swarm"})
 # Captures whose session id reaches no exported span (MLflow keeps it as trace metadata,
 # which its OTLP export leaves out; DSPy puts no thread id in the run's inputs either).
 SESSION_NOT_RECORDED = frozenset(
-    {"dspy-mlflow", "burr-openllmetry", "openai-agents-handoff-mlflow"}
+    {"dspy-mlflow", "burr-openllmetry", "openai-agents-handoff-mlflow", "mlflow-manual"}
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
 # ``initiate_chat``): each turn is a session of its own, never the labelled conversation.
@@ -50,6 +50,14 @@ NOT_READ = {
     "autogen-agentchat-openinference/tool_error": "the instrumentation sets status OK"
     " before the failure (the SDK then ignores ERROR): the refused refund is recorded as"
     " an ordinary result, with no error anywhere",
+    "agentops-manual": "AgentOps records its model calls in the older flattened layout"
+    " under another marker (gen_ai.request.type, gen_ai.prompt.N.*), its tools under"
+    " agentops.* keys that are not in the span name's namespace, the agent only in a span"
+    " name, and service.name always 'agentops': no span gets a role, every trace is"
+    " skipped as no agent run",
+    "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
+    " only the exception's text in the next model request, with no error flag or status,"
+    " so it reads as an ordinary result",
 }
 
 

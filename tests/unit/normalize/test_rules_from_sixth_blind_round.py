@@ -171,3 +171,39 @@ def test_langfuse_usage_details_under_the_providers_names_are_token_counts() -> 
     agent = span(1, "store", {"langfuse.observation.type": "agent"})
     [step] = run(agent, generation).steps
     assert (step.input_tokens, step.output_tokens) == (70, 12)
+
+
+# Rule 60: a history that records no request at all (an instrumentation that drops the
+# assistant messages holding only tool calls) pairs a call with the answer of its id.
+
+
+def tool_answer(call_id: str, text: str) -> dict[str, Any]:
+    return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id,
+            "response": text}]}  # fmt: skip
+
+
+def requests_lookup(n: int, sent: list[dict[str, Any]]) -> Span:
+    return chat(n, sent, [{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {}}])
+
+
+def test_a_history_without_the_request_pairs_the_call_with_the_answer_of_its_id() -> None:
+    turn = span(1, "turn", {}, start=0, end=10**7)
+    later = chat(3, [USER, tool_answer("c1", '{"total": 7}')], [{"type": "text", "content": "7"}])
+    [step] = run(turn, requests_lookup(2, [USER]), later).tool_calls
+    assert (step.name, step.call_id, step.result, step.source) == (
+        "lookup",
+        "c1",
+        {"total": 7},
+        "messages",
+    )
+
+
+def test_an_answer_of_another_id_or_before_the_last_user_message_is_not_the_calls() -> None:
+    turn = span(1, "turn", {}, start=0, end=10**7)
+    for history in (
+        [USER, tool_answer("c9", '{"total": 7}')],  # another call's answer
+        [tool_answer("c1", '{"total": 7}'), USER],  # an earlier turn's (ids repeat)
+    ):
+        later = chat(3, history, [{"type": "text", "content": "7"}])
+        trajectory = run(turn, requests_lookup(2, [USER]), later)
+        assert [(s.name, s.result) for s in trajectory.tool_calls] == [("lookup", None)]

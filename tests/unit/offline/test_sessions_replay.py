@@ -65,7 +65,9 @@ def test_one_session_result_per_evaluator_agreeing_with_the_labels(
         turns = [line["turns"] for line in lines if line["scope"] == "session"]
         assert turns and set(turns) == {1}
         return
-    lines = replay(tmp_path, TRACES / framework / "multi_turn.jsonl", session_key=mapped)
+    logs = TRACES / framework / "multi_turn.logs.jsonl"  # (content some stacks log only)
+    inputs = [TRACES / framework / "multi_turn.jsonl", *([logs] if logs.exists() else [])]
+    lines = replay(tmp_path, *inputs, session_key=mapped)
     session = [line for line in lines if line["scope"] == "session"]
     if labels["session_id"] is None or framework in SESSION_NOT_RECORDED:  # none recorded
         assert session == []
