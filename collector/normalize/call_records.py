@@ -9,21 +9,24 @@ failure again on a child span that repeats the call id. None of it is keyed to a
 * **A record naming one call is that call's** (``from_records``). A log record of the
   trace one of whose attribute values is, verbatim, the call id of exactly one tool
   span that recorded no arguments or no result, and that names the tool too (a value
-  equal to its name, or inside an object describing the call: which tool, which
-  server; a record with the id alone, such as a ``gen_ai.tool.message`` event carrying
-  the call's result, is about no call of it): its lone JSON-object attribute (text or
-  map) that does not name the tool is the call's arguments; ``success`` false beside an
-  ``error`` text says the call failed with that text. A record naming two calls, two
-  records giving different arguments, or two candidate objects: no arguments.
+  equal to its name, or inside an object describing the call beside another object:
+  which tool, which server; a record with the id alone, such as a ``gen_ai.tool.message``
+  event carrying the call's result, even one naming the tool inside it, is about no
+  call): its lone JSON-object attribute (text or map) that does not name the tool is
+  the call's arguments; ``success`` false beside an ``error`` text says the call failed
+  with that text. A record naming two calls, two records giving different arguments,
+  or two candidate objects: no arguments.
 * **A lone text in the span's own events is its result** (``event_text.lone_text``),
-  for a call such a record names (a call recorded in pieces) that recorded no result:
+  for a call recorded in pieces (a record gave its arguments or failure) that recorded
+  no result:
   its own span events (not log records, not ``exception`` events) hold exactly one
   text value in all. A tool span's progress event is no result unless the call is
   shown to be recorded in pieces.
-* **A child span repeating the call id is a layer of the call** (``from_layers``): a
-  child of the tool span that is no call itself, records the same call id (in a call-id
-  attribute: spans keep only the keys the normalizer reads) and an error (``error.type``,
-  an error status), reports the call's failure (when no record gave its text).
+* **A child span repeating the call id is a layer of the call** (``from_layers``): for a
+  call recorded in pieces (a record gave its arguments or failure), the last child by
+  end time that is no call itself and records the same call id (in a call-id attribute:
+  spans keep only the keys the normalizer reads) reports the call's failure when it has
+  one (``error.type``, an error status); an earlier attempt that failed is no failure.
 
 Cost on a trace whose tool spans record their arguments and results: one pass over
 the tool drafts (no parsing); nothing else is read.
@@ -60,28 +63,34 @@ def complete_calls(
     wanting = {call_id: i for call_id, i in wanting.items() if i >= 0}  # ids seen once
     if not wanting:
         return
-    from_records(wanting, drafts, tree.spans)
-    from_layers(wanting, drafts, tree, call_id_keys)
+    in_pieces = from_records(wanting, drafts, tree.spans)
+    from_layers({call_id: wanting[call_id] for call_id in in_pieces}, drafts, tree, call_id_keys)
 
 
 def from_records(
     wanting: Mapping[str, int], drafts: Mapping[int, ToolDraft], spans: Sequence[Span]
-) -> None:
-    """Arguments, failure and result of the calls a record names (module docstring)."""
+) -> set[str]:
+    """Arguments, failure and result of the calls a record names (module docstring);
+    returns the ids of the calls shown to be recorded in pieces (a record gave their
+    arguments or their failure)."""
     arguments, ambiguous, failures = _read_records(wanting, drafts, spans)
+    in_pieces = set(failures)
     for call_id, values in arguments.items():
+        if len(values) == 1 and call_id not in ambiguous:
+            in_pieces.add(call_id)
+            draft = drafts[wanting[call_id]]
+            if not draft.records_arguments:
+                draft.fill_arguments(parse_arguments(values[0]))
+    for call_id in in_pieces:
         i = wanting[call_id]
         draft = drafts[i]
-        if len(values) == 1 and call_id not in ambiguous and not draft.records_arguments:
-            draft.fill_arguments(parse_arguments(values[0]))
-        if not draft.records_result:  # (a call recorded in pieces: its events may hold it)
+        if call_id in failures and draft.error is None:
+            draft.error = failures[call_id]
+        if not draft.records_result:  # (recorded in pieces: its events may hold it)
             result = lone_text(spans[i])
             if result is not None:
                 draft.fill_result(result)
-    for call_id, failure in failures.items():
-        draft = drafts[wanting[call_id]]
-        if draft.error is None:
-            draft.error = failure
+    return in_pieces
 
 
 _Candidates: TypeAlias = dict[str, list[str | dict[str, AttrValue]]]
@@ -123,19 +132,22 @@ def from_layers(
     tree: SpanTree,
     call_id_keys: Sequence[str],
 ) -> None:
-    """A failure reported by a child span (no call itself) that repeats the call id."""
+    """A failure reported by the last child span (no call itself) that repeats the call
+    id, for calls recorded in pieces (an earlier attempt that failed is no failure when
+    a later one did not)."""
     for call_id, i in wanting.items():
         draft = drafts[i]
         if draft.error is not None:
             continue
-        for child in tree.children(i):
-            span = tree.spans[child]
-            if child in drafts or scalar_text(first(span.attributes, call_id_keys)) != call_id:
-                continue
-            error = span_error(span)
-            if error is not None:
-                draft.error = error
-                break
+        layers = [
+            tree.spans[child]
+            for child in tree.children(i)
+            if child not in drafts
+            and scalar_text(first(tree.spans[child].attributes, call_id_keys)) == call_id
+        ]
+        if layers:
+            last = max(layers, key=lambda span: span.end_unix_nano)
+            draft.error = span_error(last)
 
 
 def _about_call(
@@ -143,9 +155,11 @@ def _about_call(
 ) -> list[str | dict[str, AttrValue]] | None:
     """The record's JSON objects (text or map) that do not name the tool: the candidates
     for the call's arguments; None when the record does not name the tool at all (as a
-    value, or inside an object describing the call), so it is about no call of it."""
+    value, or inside an object describing the call beside another object: a record's
+    only object that holds the name, such as a search result, describes nothing), so
+    it is about no call of it."""
     found: list[str | dict[str, AttrValue]] = []
-    names_tool = False
+    names_tool, describing = False, 0
     for value in attributes.values():
         if isinstance(value, dict):
             parsed: object = value
@@ -157,10 +171,12 @@ def _about_call(
         if not isinstance(parsed, dict):
             continue
         if tool in parsed.values():
-            names_tool = True
+            describing += 1
         else:
             found.append(value)
-    return found if names_tool else None
+    if names_tool or (describing and describing + len(found) > 1):
+        return found
+    return None
 
 
 def _failure(attributes: Mapping[str, AttrValue]) -> str | None:

@@ -28,11 +28,12 @@ SOURCE = "messages"
 
 def answer_of(llms: Sequence[LlmCall], index: int, call: RequestedCall) -> Answer | None:
     """The answer to ``call`` (requested by ``llms[index]``) in the history of a later
-    model call of ``llms``, or None."""
-    for later in llms[index + 1 :]:
+    model call of ``llms``, or None. An answer paired by its id alone (a history that
+    records no request) is looked for in the next model call's history only."""
+    for n, later in enumerate(llms[index + 1 :]):
         messages = history_of(later)
         if messages:
-            found = _find(messages, call)
+            found = _find(messages, call, n == 0)
             if found is not None:
                 return found
     return None
@@ -79,7 +80,7 @@ def rebuilt_step(llm: Step, call: RequestedCall, answer: Answer) -> Step:
                 None, None, None, SOURCE)  # fmt: skip
 
 
-def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
+def _find(messages: list[Message], call: RequestedCall, by_id: bool) -> Answer | None:
     for m in range(len(messages) - 1, -1, -1):
         calls = messages[m].calls
         k = next((k for k, seen in enumerate(calls) if _same(seen, call)), None)
@@ -99,25 +100,28 @@ def _find(messages: list[Message], call: RequestedCall) -> Answer | None:
         found = answers[k]  # answers follow the calls' order, unless an id says otherwise
         conflict = call.call_id is not None and found.call_id not in (None, call.call_id)
         return None if conflict else found
-    return _answer_by_id(messages, call)
+    return _answer_by_id(messages, call) if by_id else None
 
 
 def _answer_by_id(messages: list[Message], call: RequestedCall) -> Answer | None:
     """The answer carrying the call's id, in a history that records no request at all
     (an instrumentation that drops the assistant messages holding only tool calls keeps
-    their answers, with ids): the id alone pairs them, among the answers after the last
-    user message (ids are only unique within a turn)."""
+    their answers, with ids): the id alone pairs them, when exactly one answer after the
+    last user message carries it (ids are only unique within a turn, and some SDKs reuse
+    them across the rounds of one: two answers with the id are no evidence of which)."""
     if call.call_id is None or any(message.calls for message in messages):
         return None
     last_user = -1
     for m, message in enumerate(messages):
         if message.role in USER_ROLES:
             last_user = m
-    for message in messages[last_user + 1 :]:
-        for answer in message.answers:
-            if answer.call_id == call.call_id:
-                return answer
-    return None
+    found = [
+        answer
+        for message in messages[last_user + 1 :]
+        for answer in message.answers
+        if answer.call_id == call.call_id
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _answers_after(messages: list[Message], m: int) -> list[Answer]:

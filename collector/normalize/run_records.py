@@ -13,8 +13,10 @@ spans (and, for the answer, to the last model call's spans):
   have none), holds that call's reply, which is the run's answer.
 * **A request told twice** (``request_from_records``): a free text that the trace's
   root span, when it is a run span, records as an attribute (root spans are decoded
-  whole, so any key) and that a record of the run, made before its first model call
-  started, repeats verbatim is the run's request; with two such texts, none.
+  whole, so any key; not the agent's instructions or description) and that a record of
+  the run, made before its first model call started and sharing an id with the root
+  (its session, its user: an application's log line repeating the instructions is no
+  record of the run), repeats verbatim is the run's request; with two such texts, none.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from collector.normalize.join import LlmCall
 from collector.normalize.values import first, text
 
 _MODEL_KEYS = (genai.RESPONSE_MODEL, genai.REQUEST_MODEL)
+# The GenAI keys of an agent's own text, which a log line may repeat: never the request.
+_AGENTS_OWN_TEXT = frozenset({"gen_ai.system_instructions", "gen_ai.agent.description"})
+_MIN_ID = 8  # characters of an id a record shares with the run (a session, a user)
 
 
 def answer_from_records(run_spans: Sequence[Span], last: LlmCall) -> str | None:
@@ -49,15 +54,22 @@ def answer_from_records(run_spans: Sequence[Span], last: LlmCall) -> str | None:
 
 def request_from_records(run_spans: Sequence[Span], first: LlmCall) -> str | None:
     """The request a run span records and an early record of the run repeats."""
+    roots = [span for span in run_spans if span.is_root]  # (decoded whole: any key)
+    ids = {value for span in roots for value in span.attributes.values() if _an_id(value)}
     before = first.span.start_unix_nano
     told: set[str] = set()
     for event in _records(run_spans):
-        if event.time_unix_nano <= before:
+        values = event.attributes.values()
+        if event.time_unix_nano <= before and any(v in ids for v in values if _an_id(v)):
             told.update(_free_texts(event.attributes))
     if not told:
         return None
-    roots = [span for span in run_spans if span.is_root]  # (decoded whole: any key)
-    found = {value for span in roots for value in _free_texts(span.attributes) if value in told}
+    found = {
+        value
+        for span in roots
+        for key, value in span.attributes.items()
+        if key not in _AGENTS_OWN_TEXT and isinstance(value, str) and value in told
+    }
     return found.pop() if len(found) == 1 else None
 
 
@@ -66,6 +78,11 @@ def _records(spans: Sequence[Span]) -> Iterator[LogEvent]:
         for event in span.events:
             if isinstance(event, LogEvent):
                 yield event
+
+
+def _an_id(value: object) -> bool:
+    """A value that can identify a run: text of ``_MIN_ID`` characters or more, no space."""
+    return isinstance(value, str) and len(value) >= _MIN_ID and not any(c.isspace() for c in value)
 
 
 def _free_texts(attributes: Mapping[str, AttrValue]) -> set[str]:

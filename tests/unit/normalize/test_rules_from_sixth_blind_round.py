@@ -207,3 +207,18 @@ def test_an_answer_of_another_id_or_before_the_last_user_message_is_not_the_call
         later = chat(3, history, [{"type": "text", "content": "7"}])
         trajectory = run(turn, requests_lookup(2, [USER]), later)
         assert [(s.name, s.result) for s in trajectory.tool_calls] == [("lookup", None)]
+
+
+def test_an_id_answered_twice_or_only_in_a_later_turn_pairs_nothing() -> None:
+    # (second review: some SDKs reuse ids across the rounds of one turn, and ids repeat
+    # across turns; only the next history, and only one answer with the id, pair a call)
+    turn = span(1, "turn", {}, start=0, end=10**7)
+    twice = [USER, tool_answer("c1", '{"total": 7}'), tool_answer("c1", '{"total": 8}')]
+    later = chat(3, twice, [{"type": "text", "content": "7"}])
+    trajectory = run(turn, requests_lookup(2, [USER]), later)
+    assert [(s.name, s.result) for s in trajectory.tool_calls] == [("lookup", None)]
+    second = {"role": "user", "parts": [{"type": "text", "content": "and invoice 878?"}]}
+    next_turn = chat(3, [USER, second], [{"type": "text", "content": "looking"}])
+    answered = chat(4, [USER, second, tool_answer("c1", '{"total": 8}')], [])
+    trajectory = run(turn, requests_lookup(2, [USER]), next_turn, answered)
+    assert next((s.name, s.result) for s in trajectory.tool_calls) == ("lookup", None)

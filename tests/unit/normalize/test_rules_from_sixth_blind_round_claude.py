@@ -80,9 +80,14 @@ def test_a_record_saying_the_call_did_not_succeed_gives_its_error() -> None:
 # A child span that repeats the call id and reports an error is the call's failure.
 
 
+def pieces(call_id: str, tool: str) -> LogEvent:
+    """A record showing the call is recorded in pieces: it gives the call's arguments."""
+    return record("call_done", call=call_id, tool=tool, given='{"q": 1}')
+
+
 def test_a_child_repeating_the_call_id_with_an_error_type_failed_the_call() -> None:
     found = calls(
-        turn(),
+        turn(pieces("c1", "refund"), pieces("c2", "lookup")),
         genai_tool(2, "refund", None, call_id="c1"),
         span(3, "execution", {"gen_ai.tool.call.id": "c1", "error.type": "tool_error"}, parent=2),
         genai_tool(4, "lookup", None, call_id="c2"),
@@ -90,6 +95,27 @@ def test_a_child_repeating_the_call_id_with_an_error_type_failed_the_call() -> N
     )
     assert found["refund"].error == "tool_error"
     assert found["lookup"].error is None
+
+
+def test_a_failed_attempt_before_one_that_succeeded_is_no_failure() -> None:
+    # (second review: a retry inside the call, the first attempt timed out)
+    failed = {"gen_ai.tool.call.id": "c1", "error.type": "TimeoutError"}
+    found = calls(
+        turn(pieces("c1", "lookup")),
+        genai_tool(2, "lookup", None, call_id="c1"),
+        span(3, "attempt", failed, parent=2, start=2100, end=2200),
+        span(4, "attempt", {"gen_ai.tool.call.id": "c1"}, parent=2, start=2300, end=2400),
+    )
+    assert found["lookup"].error is None
+
+
+def test_a_child_failure_of_a_call_no_record_shows_in_pieces_is_not_read() -> None:
+    found = calls(
+        turn(),
+        genai_tool(2, "refund", '{"q": 1}', call_id="c1"),
+        span(3, "execution", {"gen_ai.tool.call.id": "c1", "error.type": "tool_error"}, parent=2),
+    )
+    assert found["refund"].error is None
 
 
 # The lone text of a tool span's own events is its result.
@@ -105,9 +131,8 @@ def test_the_lone_text_of_a_tool_spans_events_is_its_result() -> None:
     logged = genai_tool(4, "refund", None, call_id="c3")._replace(
         events=(LogEvent("log", 7, {"body": "refunding invoice 877"}),)  # an app's log line
     )
-    pieces = [record("call_done", call=f"c{n}", tool=tool) for n, tool in ((1, "lookup"),
-              (2, "track"), (3, "refund"))]  # fmt: skip
-    found = calls(turn(*pieces), lookup, track, logged)
+    shown = [pieces(f"c{n}", tool) for n, tool in ((1, "lookup"), (2, "track"), (3, "refund"))]
+    found = calls(turn(*shown), lookup, track, logged)
     assert found["lookup"].result == {"total": 7}
     assert found["track"].result is None  # two texts: which one would be a guess
     assert found["refund"].result is None
@@ -119,6 +144,17 @@ def test_a_progress_event_of_a_call_no_record_names_is_no_result() -> None:
         events=(SpanEvent("cache.lookup", 7, {"cache.backend": "redis-primary"}),)
     )
     assert calls(turn(), cached)["lookup"].result is None
+
+
+def test_a_records_only_object_holding_the_tools_name_describes_no_call() -> None:
+    # (second review: a search result naming the engine "search" is no call record, and
+    # the progress event of a call no record shows in pieces is no result)
+    message = record("gen_ai.tool.message", id="c1", content='{"engine": "search", "hits": 3}')
+    searching = genai_tool(2, "search", '{"q": "shoes"}', call_id="c1")._replace(
+        events=(SpanEvent("progress", 7, {"note": "querying the index"}),)
+    )
+    [step] = tools(run(turn(message), searching))
+    assert (step.args, step.result) == ({"q": "shoes"}, None)
 
 
 def test_a_record_with_the_call_id_alone_is_about_no_call_of_it() -> None:
@@ -173,9 +209,17 @@ def test_a_record_tied_to_the_last_call_holds_the_answer() -> None:
 
 def test_a_request_the_root_records_and_an_early_record_repeats_is_the_input() -> None:
     asked = "Please refund invoice 877."
-    early = LogEvent("asked", 50, {"text": asked, "id": "p1"})
-    trajectory = run(told(early, request=asked, label="turn one"), bare_chat(2, "r1", 100))
-    assert trajectory.input == asked
-    late = LogEvent("asked", 150, {"text": asked})  # made after the model was called
-    trajectory = run(told(late, request=asked), bare_chat(2, "r1", 100))
-    assert trajectory.input is None
+    session = "3f9c2a7e-session"
+    early = LogEvent("asked", 50, {"text": asked, "id": "p1", "session": session})
+    root = told(early, request=asked, label="turn one", session=session)
+    assert run(root, bare_chat(2, "r1", 100)).input == asked
+    late = LogEvent("asked", 150, {"text": asked, "session": session})  # after the model call
+    assert run(told(late, request=asked, session=session), bare_chat(2, "r1", 100)).input is None
+    # (second review) a log line that shares no id with the run, or repeats the agent's
+    # own instructions, is no record of the request
+    unrelated = LogEvent("asked", 50, {"text": asked})
+    assert run(told(unrelated, request=asked), bare_chat(2, "r1", 100)).input is None
+    rules = "You are the store's refund assistant. Be brief."
+    echoed = LogEvent("log", 50, {"body": rules, "session": session})
+    root = told(echoed, session=session, **{"gen_ai.system_instructions": rules})
+    assert run(root, bare_chat(2, "r1", 100)).input is None
