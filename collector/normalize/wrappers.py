@@ -74,7 +74,7 @@ def not_a_hop(
     (Langfuse's LangChain handler types any chain whose name or class path says "agent"
     an agent: AgentExecutor's ``RunnableAssign<agent_scratchpad>``, its output parser),
     or an empty unnamed agent span / an agent's own workflow (``no_agent_inside``)."""
-    if no_agent_inside(tree, roles, i, mappings):
+    if no_agent_inside(tree, roles, i, mappings, memo):
         return True
     if family == LANGFUSE and work(i, 0) == 0:
         return True
@@ -223,19 +223,35 @@ def _agents_loop(tree: SpanTree, roles: list[Role], i: int) -> bool:
     return roles[i] is Role.WORKFLOW and parent >= 0 and roles[parent] is Role.AGENT
 
 
-def no_agent_inside(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
+def no_agent_inside(
+    tree: SpanTree,
+    roles: list[Role],
+    i: int,
+    mappings: Mappings | None,
+    memo: dict[tuple[int, str], bool],
+) -> bool:
     """Agentic span ``i`` is no hop: a workflow directly inside an agent span that holds
     no agent or graph node (only model and tool calls, and agentic spans with nothing
     below them that name no agent): that agent's own loop run as a workflow (CrewAI's
     ``AgentExecutor`` flow), whose work stays the agent's; or one of those empty unnamed
     spans inside such a loop (OpenLIT's spans around the flow's async methods, which end
     when the coroutine is created: rule 24 without the zero length). An empty unnamed
-    agent span anywhere else stays a hop (a remote sub-agent, its work in another trace)."""
+    agent span anywhere else stays a hop (a remote sub-agent, its work in another trace).
+    A loop's verdict is kept in ``memo``: each of its empty spans asks for it."""
     parent = tree.parent[i]
     if parent >= 0 and _empty_unnamed(tree, i, mappings) and _agents_loop(tree, roles, parent):
-        return no_agent_inside(tree, roles, parent, mappings)
+        i = parent
     if not _agents_loop(tree, roles, i):
         return False
+    key = (-1 - i, "")  # (``is_model_wrapper``'s keys hold a parent index, never negative)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _holds_no_agent(tree, roles, i, mappings)
+    return found
+
+
+def _holds_no_agent(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
+    """Below span ``i``: no graph node, and no agentic span but empty unnamed ones."""
     level = [i]
     for _ in range(_MAX_DEPTH):
         below = [kid for j in level for kid in tree.children(j)]
