@@ -37,12 +37,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from collector.core.records import AttrValue, LogEvent, Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import parse_arguments
 from collector.normalize.errors import span_error
-from collector.normalize.event_text import lone_text
+from collector.normalize.event_text import log_records, lone_text
 from collector.normalize.tree import SpanTree
-from collector.normalize.values import first, parse_json, scalar_text, text
+from collector.normalize.values import first, json_object, scalar_text, text
 
 if TYPE_CHECKING:  # (``tools`` reads this module)
     from collector.normalize.tools import ToolDraft
@@ -104,25 +104,22 @@ def _read_records(
     arguments: _Candidates = {}
     ambiguous: set[str] = set()
     failures: dict[str, str] = {}
-    for span in spans:
-        for event in span.events:
-            if not isinstance(event, LogEvent):
-                continue
-            named = {v for v in event.attributes.values() if isinstance(v, str) and v in wanting}
-            if len(named) != 1:
-                continue
-            call_id = named.pop()
-            candidates = _about_call(event.attributes, call_id, drafts[wanting[call_id]].name)
-            if candidates is None:  # the record does not name the tool: not about this call
-                continue
-            known = arguments.setdefault(call_id, [])
-            if len(candidates) > 1:
-                ambiguous.add(call_id)
-            elif candidates and candidates[0] not in known:
-                known.append(candidates[0])
-            failure = _failure(event.attributes)
-            if failure is not None:
-                failures.setdefault(call_id, failure)
+    for event in log_records(spans):
+        named = {v for v in event.attributes.values() if isinstance(v, str) and v in wanting}
+        if len(named) != 1:
+            continue
+        call_id = named.pop()
+        candidates = _about_call(event.attributes, call_id, drafts[wanting[call_id]].name)
+        if candidates is None:  # the record does not name the tool: not about this call
+            continue
+        known = arguments.setdefault(call_id, [])
+        if len(candidates) > 1:
+            ambiguous.add(call_id)
+        elif candidates and candidates[0] not in known:
+            known.append(candidates[0])
+        failure = _failure(event.attributes)
+        if failure is not None:
+            failures.setdefault(call_id, failure)
     return arguments, ambiguous, failures
 
 
@@ -161,18 +158,12 @@ def _about_call(
     found: list[str | dict[str, AttrValue]] = []
     names_tool, describing = False, 0
     for value in attributes.values():
-        if isinstance(value, dict):
-            parsed: object = value
-        elif isinstance(value, str) and value.startswith("{") and value != call_id:
-            parsed = parse_json(value)
-        else:
+        parsed = json_object(value) if value != call_id else None
+        if parsed is None:
             names_tool = names_tool or value == tool
-            continue
-        if not isinstance(parsed, dict):
-            continue
-        if tool in parsed.values():
+        elif tool in parsed.values():
             describing += 1
-        else:
+        elif isinstance(value, str | dict):  # (always: ``json_object`` read one of these)
             found.append(value)
     if names_tool or (describing and describing + len(found) > 1):
         return found

@@ -10,16 +10,17 @@ two texts or more nothing is read: which one is the result would be a guess.
 
 from __future__ import annotations
 
-from collector.core.records import LogEvent, Span
+from collections.abc import Iterator, Sequence
 
-_EXCEPTION = "exception"
+from collector.core.records import LogEvent, Span
+from collector.normalize.errors import EXCEPTION_EVENT
 
 
 def lone_text(span: Span) -> str | None:
     """The lone non-empty text value of the span's own events, else ``None``."""
     found: str | None = None
     for event in span.events:
-        if isinstance(event, LogEvent) or event.name == _EXCEPTION:
+        if isinstance(event, LogEvent) or event.name == EXCEPTION_EVENT:
             continue
         for value in event.attributes.values():
             if isinstance(value, str) and value:
@@ -27,3 +28,11 @@ def lone_text(span: Span) -> str | None:
                     return None
                 found = value
     return found
+
+
+def log_records(spans: Sequence[Span]) -> Iterator[LogEvent]:
+    """The log records joined to ``spans`` (``collector.assembly.log_join``), in order."""
+    for span in spans:
+        for event in span.events:
+            if isinstance(event, LogEvent):
+                yield event

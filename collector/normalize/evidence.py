@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from collector.core.records import Span
+from collector.normalize.errors import GENERIC
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
@@ -33,7 +34,7 @@ from collector.normalize.messages import (
     role_of,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, parse_json, text
+from collector.normalize.values import json_object, text
 
 TOOL_NAME = ".tool.name"
 TOOL_INPUT = ".tool.input"
@@ -66,16 +67,6 @@ def _ending(span: Span, suffix: str, namespaces: list[str] | None = None) -> Any
     return None
 
 
-def _object(value: Any) -> Any:
-    """``value`` as a JSON object (parsed from text), else None."""
-    if isinstance(value, dict):
-        return value
-    if not isinstance(value, str) or not value.startswith("{"):
-        return None
-    parsed = parse_json(value)
-    return parsed if parsed is not INVALID and isinstance(parsed, dict) else None
-
-
 def _has_role(value: Any, roles: frozenset[str] | None) -> bool:
     found = message_list(value)
     if not found:
@@ -92,12 +83,12 @@ def classify(span: Span) -> Role | None:
     if not namespaces:
         return None
     name = _ending(span, TOOL_NAME, namespaces)
-    if isinstance(name, str) and _object(_ending(span, TOOL_INPUT, namespaces)) is not None:
+    if isinstance(name, str) and json_object(_ending(span, TOOL_INPUT, namespaces)) is not None:
         return Role.TOOL
-    request = _object(_ending(span, LLM_INPUT, namespaces))
+    request = json_object(_ending(span, LLM_INPUT, namespaces))
     if request is None or not _has_role(request, None):
         return None
-    reply = _object(_ending(span, LLM_OUTPUT, namespaces))
+    reply = json_object(_ending(span, LLM_OUTPUT, namespaces))
     return Role.LLM if _has_role(reply, ASSISTANT_ROLES) else None
 
 
@@ -114,12 +105,12 @@ def tool_parts(span: Span) -> tuple[str | None, Any, Any, str | None]:
         name if isinstance(name, str) else None,
         _ending(span, TOOL_INPUT, namespaces),
         result,
-        (text(result) or "error") if failed else None,
+        (text(result) or GENERIC) if failed else None,
     )
 
 
 def _reply(span: Span) -> Any:
-    return _object(_ending(span, LLM_OUTPUT))
+    return json_object(_ending(span, LLM_OUTPUT))
 
 
 def requested_calls(span: Span) -> list[RequestedCall] | None:
@@ -129,7 +120,7 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
 
 
 def llm_input(span: Span) -> str | None:
-    return last_text(_object(_ending(span, LLM_INPUT)), USER_ROLES)
+    return last_text(json_object(_ending(span, LLM_INPUT)), USER_ROLES)
 
 
 def llm_output(span: Span) -> str | None:

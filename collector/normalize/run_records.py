@@ -21,10 +21,11 @@ spans (and, for the answer, to the last model call's spans):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from collector.core.records import AttrValue, LogEvent, Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.conventions import genai
+from collector.normalize.event_text import log_records
 from collector.normalize.join import LlmCall
 from collector.normalize.values import first, text
 
@@ -43,7 +44,7 @@ def answer_from_records(run_spans: Sequence[Span], last: LlmCall) -> str | None:
     if not response_ids or not models:
         return None
     found: set[str] = set()
-    for event in _records([*last.spans, *run_spans]):
+    for event in log_records([*last.spans, *run_spans]):
         values = [value for value in event.attributes.values() if isinstance(value, str)]
         if any(v in response_ids for v in values) and any(v in models for v in values):
             texts = _free_texts(event.attributes)
@@ -58,7 +59,7 @@ def request_from_records(run_spans: Sequence[Span], first: LlmCall) -> str | Non
     ids = {value for span in roots for value in span.attributes.values() if _an_id(value)}
     before = first.span.start_unix_nano
     told: set[str] = set()
-    for event in _records(run_spans):
+    for event in log_records(run_spans):
         values = event.attributes.values()
         if event.time_unix_nano <= before and any(v in ids for v in values if _an_id(v)):
             told.update(_free_texts(event.attributes))
@@ -71,13 +72,6 @@ def request_from_records(run_spans: Sequence[Span], first: LlmCall) -> str | Non
         if key not in _AGENTS_OWN_TEXT and isinstance(value, str) and value in told
     }
     return found.pop() if len(found) == 1 else None
-
-
-def _records(spans: Sequence[Span]) -> Iterator[LogEvent]:
-    for span in spans:
-        for event in span.events:
-            if isinstance(event, LogEvent):
-                yield event
 
 
 def _an_id(value: object) -> bool:

@@ -137,6 +137,16 @@ def _parse_stdlib(raw: str) -> Any:
     return value
 
 
+def json_object(value: AttrValue) -> dict[str, Any] | None:
+    """``value`` as a JSON object: a map as it is, text that opens ``{`` parsed; else None."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.startswith("{"):
+        return None
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, dict) else None
+
+
 def python_literal(raw: str) -> Any:
     """A Python ``repr`` of a container (``{'a': 1}``) as a JSON value; ``INVALID`` otherwise.
 
