@@ -9,6 +9,9 @@ from typing import Any
 from support.span_kit import genai_tool, run, sid, span
 
 from collector.core.records import Span, StatusCode
+from collector.normalize.detect import classify
+from collector.normalize.tree import SpanTree
+from collector.normalize.wrappers import no_agent_inside
 from evaluators.trajectory import Trajectory
 
 
@@ -222,3 +225,20 @@ def test_an_id_answered_twice_or_only_in_a_later_turn_pairs_nothing() -> None:
     answered = chat(4, [USER, second, tool_answer("c1", '{"total": 8}')], [])
     trajectory = run(turn, requests_lookup(2, [USER]), next_turn, answered)
     assert next((s.name, s.result) for s in trajectory.tool_calls) == ("lookup", None)
+
+
+def test_a_loop_of_many_empty_spans_is_walked_once() -> None:
+    # (a loop of N empty flow spans asked for its verdict N times: N walks of N spans)
+    empty = [operation(10 + k, "invoke_agent", "step", 3) for k in range(50)]
+    spans = [
+        operation(1, "invoke_workflow", "crew", 0, **{"gen_ai.workflow.name": "crew"}),
+        operation(2, "invoke_agent", "store", 1, **{"gen_ai.agent.name": "store"}),
+        operation(3, "invoke_workflow", "Executor", 2, **{"gen_ai.workflow.name": "Executor"}),
+        *empty,
+    ]
+    tree = SpanTree(spans)
+    roles = [classify(s, None)[0] for s in tree.spans]
+    memo: dict[tuple[int, str], bool] = {}
+    flow = [i for i, s in enumerate(tree.spans) if s.name == "invoke_agent step"]
+    assert all(no_agent_inside(tree, roles, i, None, memo) for i in flow)
+    assert list(memo.values()) == [True]  # one verdict, for the loop
