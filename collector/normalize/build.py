@@ -38,6 +38,7 @@ from collector.normalize.named_agents import confirmed_agents
 from collector.normalize.preparation import merge_preparations
 from collector.normalize.rebuilt import answered_unrecorded
 from collector.normalize.rebuilt_spans import timed_by_spans
+from collector.normalize.requested_tools import confirmed_tools
 from collector.normalize.roles import AGENTIC, CONVENTION_ORDER, LEAF_ROLES, Role
 from collector.normalize.run_agent import holds_agent, run_agents
 from collector.normalize.run_text import recorded_outputs, run_input, run_output
@@ -53,7 +54,7 @@ from collector.normalize.step_list import (
 )
 from collector.normalize.step_records import duration_s, new_trajectory, no_run
 from collector.normalize.steps import agent_name, llm_step, node_name, plain_step
-from collector.normalize.tools import ToolDraft
+from collector.normalize.tools import ARGUMENT_KEYS, ToolDraft
 from collector.normalize.tree import SpanTree
 from collector.normalize.wrappers import anonymous_agent, not_a_hop, rewraps, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
@@ -106,6 +107,7 @@ class _Builder:
             found.add(convention)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
         self.named = confirmed_agents(tree, self.roles)  # (their roles become AGENT)
+        self.requested = confirmed_tools(tree, self.roles, ARGUMENT_KEYS)  # (untyped tool spans)
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.work: dict[int, int] = {}  # ``_work`` memo
         self.agent_root = find_agent_root(tree, self.roles, self._work, mappings)
@@ -230,7 +232,9 @@ class _Builder:
             self.items.append((key, draft))
         elif role is Role.LLM:
             step = llm_step(span, step_id, parent, agent)
-            requested = conventions.requested_calls(span)
+            requested = (
+                self.requested[i] if i in self.requested else conventions.requested_calls(span)
+            )
             outer = self._layer_above(i, Role.LLM) if self.calls else None
             if outer is not None and outer in self.calls:
                 # The same model call seen twice (ADK legacy ``call_llm`` → ``generate_content``,

@@ -11,6 +11,7 @@ from collector.core.records import Span
 from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
+    agentops,
     genai,
     genkit,
     langfuse,
@@ -53,7 +54,7 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
     ls_kind = attributes.get(langsmith.SPAN_KIND)
     if ls_kind == "tool":
         return Role.TOOL, langsmith.NAME
-    lf_type = mlflow_type = None  # (neither writes GenAI operations: not asked then)
+    lf_type = mlflow_type = ao_kind = None  # (none writes GenAI operations: not asked then)
     if operation is None:
         lf_type = attributes.get(langfuse.TYPE)
         if lf_type == "tool":
@@ -63,6 +64,9 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
             return Role.TOOL, mlflow.NAME
         if genkit.TYPE in attributes and oi_kind is None and tl_kind is None and ls_kind is None:
             return _unless_evident(genkit.classify(span), span, None), genkit.NAME
+        ao_kind = attributes.get(agentops.SPAN_KIND)
+        if ao_kind == "tool":
+            return Role.TOOL, agentops.NAME
     return _other_roles(
         span,
         operation,
@@ -71,6 +75,7 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
         oi_kind=oi_kind,
         lf_type=lf_type,
         mlflow_type=mlflow_type,
+        ao_kind=ao_kind,
         vercel_role=vercel_role,
     )
 
@@ -84,6 +89,7 @@ def _other_roles(
     oi_kind: object,
     lf_type: object,
     mlflow_type: object,
+    ao_kind: object,
     vercel_role: Role | None,
 ) -> tuple[Role, str]:
     if ls_kind is not None:
@@ -96,6 +102,8 @@ def _other_roles(
         return _unless_evident(langfuse.classify(span), span, operation), langfuse.NAME
     if mlflow_type is not None:
         return _unless_evident(mlflow.classify(span), span, operation), mlflow.NAME
+    if ao_kind is not None:
+        return _unless_evident(agentops.classify(span), span, operation), agentops.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME
     role = adk.classify(span)  # legacy-schema names (invocation, call_llm)

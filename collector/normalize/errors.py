@@ -16,7 +16,11 @@ from evaluators.trajectory import Step, StepKind
 
 ERROR_TYPE = "error.type"
 TOOL_STATUS = "gen_ai.tool.status"  # Strands
-KEYS: tuple[str, ...] = (ERROR_TYPE, TOOL_STATUS)
+# Langfuse's own error record (``level`` ERROR with ``status_message``): its JS SDK v4
+# sets only these on a failed observation, not the span status (its Python SDK sets both).
+LEVEL = "langfuse.observation.level"
+LEVEL_MESSAGE = "langfuse.observation.status_message"
+KEYS: tuple[str, ...] = (ERROR_TYPE, TOOL_STATUS, LEVEL, LEVEL_MESSAGE)
 EXCEPTION_EVENT = "exception"
 GENERIC = "error"  # the error of a failure recorded without a message
 _STATUS_ERROR = int(StatusCode.ERROR)  # a plain int: enum member lookups cost ~0.1 µs in 3.11
@@ -62,6 +66,8 @@ def span_error(span: Span) -> str | None:
     error_type = attributes.get(ERROR_TYPE)
     if isinstance(error_type, str) and error_type:
         return error_type
+    if attributes.get(LEVEL) == "ERROR":
+        return text(attributes.get(LEVEL_MESSAGE)) or GENERIC
     return GENERIC if attributes.get(TOOL_STATUS) == "error" else None
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from collector.core.records import Span
-from collector.normalize.conventions import genai_events
+from collector.normalize.conventions import genai_events, traceloop
 from collector.normalize.messages import (
     RequestedCall,
     message_list,
@@ -110,6 +110,9 @@ def _sources(span: Span) -> list[Any]:
     events = genai_events.input_messages(span)
     if events:
         found.append(events)
+    flattened = traceloop.legacy_messages(span)
+    if flattened:
+        found.append(flattened)
     return [item for item in found if item is not INVALID]
 
 

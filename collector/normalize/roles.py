@@ -34,6 +34,7 @@ STRANDS = "strands"
 LANGFUSE = "langfuse"
 MLFLOW = "mlflow"
 GENKIT = "genkit"
+AGENTOPS = "agentops"
 CUSTOM = "custom"
 EVIDENCE = "evidence"
 CONVENTION_ORDER = (
@@ -47,6 +48,7 @@ CONVENTION_ORDER = (
     LANGFUSE,
     MLFLOW,
     GENKIT,
+    AGENTOPS,
     CUSTOM,
     EVIDENCE,
 )

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from collector.core.records import Span, Trace
 from collector.normalize.conventions import (
     adk,
+    agentops,
     genai,
     genkit,
     langsmith,
@@ -40,6 +41,7 @@ SESSION_KEYS = (
     *langsmith.SESSION_KEYS,
     *vercel.SESSION_KEYS,
     *genkit.SESSION_KEYS,
+    *agentops.SESSION_KEYS,
 )
 
 

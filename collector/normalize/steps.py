@@ -11,6 +11,7 @@ from typing import Any
 from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import Arguments, bind, by_position, chosen, parse_arguments
 from collector.normalize.conventions import (
+    agentops,
     genai,
     genkit,
     langfuse,
@@ -59,6 +60,8 @@ def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
     found = found or scalar_text(first(span.attributes, AGENT_NAME_KEYS))
     if found is None and genkit.TYPE in span.attributes:
         found = genkit.agent_name(span)
+    if found is None and agentops.SPAN_KIND in span.attributes:
+        found = agentops.agent_name(span)
     return found
 
 

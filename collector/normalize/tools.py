@@ -17,6 +17,7 @@ from collector.normalize.arguments import can_defer as can_defer_arguments
 from collector.normalize.call_records import complete_calls
 from collector.normalize.conventions import (
     adk,
+    agentops,
     genai,
     genkit,
     langfuse,
@@ -55,6 +56,7 @@ ARGUMENT_KEYS = (
     langfuse.INPUT,
     mlflow.INPUTS,
     genkit.INPUT,
+    agentops.TOOL_INPUT,
 )
 RESULT_KEYS = (
     genai.TOOL_RESULT,
@@ -66,6 +68,7 @@ RESULT_KEYS = (
     langfuse.OUTPUT,
     mlflow.OUTPUTS,
     genkit.OUTPUT,
+    agentops.TOOL_OUTPUT,
 )
 _NAME_PREFIXES = ("execute_tool ",)
 _MAX_EXPLANATION = 2000  # characters of output that may stand for a failed call's error
@@ -264,6 +267,8 @@ def _quoted_identity(
         name = mlflow.tool_name(span)
     if name is None and genkit.TYPE in attributes:
         name = genkit.tool_name(span)
+    if name is None and agentops.SPAN_KIND in attributes:
+        name = agentops.tool_name(span)
     return name, call_id
 
 

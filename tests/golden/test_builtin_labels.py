@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from support.captures import NO_CONTENT_RECORDED, NOT_READ, not_read
+from support.captures import (
+    NO_CONTENT_RECORDED,
+    NOT_READ,
+    SERVICE_FIXED_BY_SDK,
+    matching_the_agent,
+    not_read,
+)
 from support.paths import ROOT
 
 from collector.cli.command import main
@@ -64,7 +70,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
             for path in folder.glob("*.jsonl")
             if not_read(folder.name, path.name.split(".")[0]) is None
         )
-        args = ["--log-level", "WARNING", "replay", *inputs, "--spec", str(SPECS)]
+        specs = str(SPECS)
+        if folder.name in SERVICE_FIXED_BY_SDK:
+            specs = specs_by_agent(scratch / "by-agent")
+        args = ["--log-level", "WARNING", "replay", *inputs, "--spec", specs]
         report = str(results.with_suffix(".txt"))
         main([*args, "--results-out", str(results), "--report-out", report])
         lines += [json.loads(line) for line in results.read_text().splitlines()]
@@ -74,6 +83,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
         mine = [line for line in lines if line["trace_id"] in labels["trace_ids"]]
         found.append(Run(expected.parent.name, labels["scenario"], labels, mine))
     return found
+
+
+def specs_by_agent(folder: Path) -> str:
+    """The example specs matching the music store's agent by name where they match its
+    service (``SERVICE_FIXED_BY_SDK``), written to ``folder``; their glob."""
+    for path in sorted(SPECS.parent.glob(SPECS.name)):
+        matching_the_agent(path, folder)
+    return str(folder / "*.yaml")
 
 
 def labelled() -> list[Path]:

@@ -122,6 +122,9 @@ CAPTURED = {
     "mlflow-manual",
     "agentops-manual",
     "llamaindex-openlit",
+    "phoenix-decorators-manual",
+    "langgraphjs-langfuse",
+    "pydantic-ai-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import yaml
 
 from collector.core.records import CompletionReason, Trace
 from collector.decode import decode_json
@@ -23,6 +26,11 @@ SESSION_NOT_RECORDED = frozenset(
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
 # ``initiate_chat``): each turn is a session of its own, never the labelled conversation.
 SESSION_PER_TURN = frozenset({"ag2-otel"})
+# Captures whose SDK fixes ``service.name`` (AgentOps builds its own resource: always
+# "agentops"): the example specs, which match the music store by service, are given to
+# them matching by the agent's name instead (``specs_by_agent``), as a user of that SDK
+# would write them.
+SERVICE_FIXED_BY_SDK = frozenset({"agentops-manual"})
 # Captures that record tools under a qualified name (Semantic Kernel: plugin, "-",
 # function, the name the model is given); the labels name the function.
 TOOL_PREFIXES = {"semantic-kernel": "MusicStore-", "semantic-kernel-handoff": "MusicStore-"}
@@ -50,15 +58,27 @@ NOT_READ = {
     "autogen-agentchat-openinference/tool_error": "the instrumentation sets status OK"
     " before the failure (the SDK then ignores ERROR): the refused refund is recorded as"
     " an ordinary result, with no error anywhere",
-    "agentops-manual": "AgentOps records its model calls in the older flattened layout"
-    " under another marker (gen_ai.request.type, gen_ai.prompt.N.*), its tools under"
-    " agentops.* keys that are not in the span name's namespace, the agent only in a span"
-    " name, and service.name always 'agentops': no span gets a role, every trace is"
-    " skipped as no agent run",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
 }
+
+
+def matching_the_agent(spec_path: Path, folder: Path) -> Path:
+    """A copy of an example spec in ``folder`` that matches the music store's agent by
+    name where the spec matches its service (``SERVICE_FIXED_BY_SDK``); its path."""
+    spec = yaml.safe_load(spec_path.read_text())
+    match = spec.get("match", {})
+    if "service" in match:
+        del match["service"]
+        match["agent"] = "music_store_support"
+    dataset = spec.get("dataset")
+    if isinstance(dataset, dict) and "path" in dataset:
+        dataset["path"] = str((spec_path.parent / dataset["path"]).resolve())
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / spec_path.name
+    copy.write_text(yaml.safe_dump(spec))
+    return copy
 
 
 def not_read(framework: str, scenario: str) -> str | None:

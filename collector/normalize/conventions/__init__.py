@@ -21,6 +21,7 @@ from collector.core.records import Span
 from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
+    agentops,
     genai,
     genai_events,
     genkit,
@@ -50,6 +51,7 @@ FAMILIES = (
     langfuse,
     mlflow,
     genkit,
+    agentops,
     genai_events,
 )
 
@@ -76,6 +78,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     langfuse.llm_input,
     mlflow.llm_input,
     genkit.llm_input,
+    traceloop.llm_input,
     genai_events.llm_input,
     evidence.llm_input,
 )

@@ -79,7 +79,26 @@ def tool_role(span: Span) -> Role | None:
         return None
     if span.attributes.get(TOOL_NAME) == MERGED_TOOLS or span.name == "execute_tool (merged)":
         return Role.PHANTOM
+    if _names_its_model(span):
+        return Role.CHAIN
     return Role.TOOL
+
+
+def _names_its_model(span: Span) -> bool:
+    """A span of a GenAI operation that names no tool (no ``gen_ai.tool.name``) and whose
+    name, ``<operation> <x>``, names the span's own model (``gen_ai.request.model`` /
+    ``gen_ai.response.model`` = x): a phase of the agent's loop around its model, not an
+    operation of its own (rule 62). OpenLIT's pydantic-ai spans, one per phase of each
+    model step: ``execute_tool <model>`` around the tools the step ran (it says which
+    nowhere; the calls are read from the model's requests), ``model_request <model>``
+    beside the model call, ``user_prompt_processing <model>``. Plumbing, not a step."""
+    attributes = span.attributes
+    if attributes.get(TOOL_NAME) is not None:
+        return False
+    _, _, named = span.name.partition(" ")
+    return bool(named) and (
+        named == attributes.get(REQUEST_MODEL) or named == attributes.get(RESPONSE_MODEL)
+    )
 
 
 def classify(span: Span) -> Role | None:
@@ -88,7 +107,10 @@ def classify(span: Span) -> Role | None:
         return None
     if operation in _LLM_OPERATIONS:
         return Role.LLM
-    return _ROLES.get(operation, Role.OTHER)
+    role = _ROLES.get(operation)
+    if role is not None:
+        return role
+    return Role.CHAIN if _names_its_model(span) else Role.OTHER
 
 
 def _messages(span: Span, key: str) -> AttrValue:

@@ -6,7 +6,8 @@ Every observation the SDK records is a span with ``langfuse.observation.type``
 ``evaluator``, ``embedding``, ``guardrail``), its ``langfuse.observation.input`` /
 ``.output`` as JSON text, the model in ``.model.name``, token counts as the JSON
 object ``.usage_details`` (``{"input": …, "output": …, "total": …}``), and an error
-as ``.level`` ``ERROR`` with ``.status_message`` (the SDK sets the span status too).
+as ``.level`` ``ERROR`` with ``.status_message`` (read by ``errors.span_error``: the
+Python SDK sets the span status too, the JS SDK v4 does not).
 Metadata is flattened to ``langfuse.observation.metadata.<key>`` with each value
 JSON-encoded (a string arrives quoted: ``"\\"model\\""``). The session id is
 ``session.id``, read with OpenInference's key.

@@ -2,14 +2,18 @@
 
 Tool arguments come as the LangChain wrapper JSON (handled by ``arguments``), the
 session as ``traceloop.association.properties.<key>``. Older OpenLLMetry releases
-flatten completions as ``gen_ai.completion.N.{content, tool_calls.M.{id,name,arguments}}``
-on LLM spans marked by ``llm.request.type``; those are read too.
+flatten the request as ``gen_ai.prompt.N.{role, content}`` and completions as
+``gen_ai.completion.N.{content, tool_calls.M.{id,name,arguments}}`` on LLM spans marked
+by ``llm.request.type`` (``gen_ai.request.type`` in forks of that instrumentation, such
+as AgentOps'); those are read too.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from collector.core.records import Span
-from collector.normalize.messages import RequestedCall, flattened_calls
+from collector.normalize.messages import USER_ROLES, RequestedCall, flattened_calls
 from collector.normalize.roles import Role
 from collector.normalize.values import session_keys, text
 
@@ -20,6 +24,8 @@ _ASSOCIATION = "traceloop.association.properties."
 SESSION_KEYS: tuple[str, ...] = session_keys(_ASSOCIATION)
 LANGGRAPH_NODE = _ASSOCIATION + "langgraph_node"
 LEGACY_REQUEST_TYPE = "llm.request.type"
+LEGACY_REQUEST_TYPES = (LEGACY_REQUEST_TYPE, "gen_ai.request.type")
+LEGACY_PROMPT = "gen_ai.prompt."
 LEGACY_COMPLETION = "gen_ai.completion."
 # The LlamaIndex instrumentation's tool calls: ``tool.name``, ``tool.arguments`` (JSON)
 # and the call's record as the entity output (``ToolCallResult``: ``tool_id``, the
@@ -32,11 +38,11 @@ KEYS: tuple[str, ...] = (
     ENTITY_NAME,
     *SESSION_KEYS,
     LANGGRAPH_NODE,
-    LEGACY_REQUEST_TYPE,
+    *LEGACY_REQUEST_TYPES,
     TOOL_ARGUMENTS,
     ENTITY_OUTPUT,
 )
-PREFIXES: tuple[str, ...] = (LEGACY_COMPLETION,)
+PREFIXES: tuple[str, ...] = (LEGACY_PROMPT, LEGACY_COMPLETION)
 
 _ROLES = {"workflow": Role.WORKFLOW, "agent": Role.AGENT, "unknown": Role.OTHER}
 _LEGACY_LLM_TYPES = frozenset({"chat", "completion"})
@@ -52,7 +58,10 @@ def classify(span: Span) -> Role | None:
         return Role.NODE if node is not None and node == attributes.get(ENTITY_NAME) else Role.CHAIN
     if isinstance(kind, str):
         return _ROLES.get(kind, Role.OTHER)
-    return Role.LLM if attributes.get(LEGACY_REQUEST_TYPE) in _LEGACY_LLM_TYPES else None
+    for key in LEGACY_REQUEST_TYPES:
+        if attributes.get(key) in _LEGACY_LLM_TYPES:
+            return Role.LLM
+    return None
 
 
 def node_name(span: Span) -> str | None:
@@ -75,6 +84,53 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
             attributes, f"{prefix}tool_calls.", "", "name", "arguments", limit=_MAX_INDEX
         )
     return calls
+
+
+def llm_input(span: Span) -> str | None:
+    """Legacy flattened request: the last ``gen_ai.prompt.N.content`` of a user message."""
+    attributes = span.attributes
+    if LEGACY_PROMPT + "0.role" not in attributes:
+        return None
+    found = None
+    for i in range(_MAX_INDEX):
+        prefix = f"{LEGACY_PROMPT}{i}."
+        role = attributes.get(prefix + "role")
+        if role is None:
+            break
+        if isinstance(role, str) and role in USER_ROLES:
+            found = text(attributes.get(prefix + "content")) or found
+    return found
+
+
+def legacy_messages(span: Span) -> list[dict[str, Any]] | None:
+    """The flattened request ``gen_ai.prompt.N.*`` as OpenAI chat messages (``role``,
+    ``content``, assistant ``tool_calls`` with ids, a tool message's ``tool_call_id``),
+    for the history readers; None when the span records no such request."""
+    attributes = span.attributes
+    if LEGACY_PROMPT + "0.role" not in attributes:
+        return None
+    messages: list[dict[str, Any]] = []
+    for i in range(_MAX_INDEX):
+        prefix = f"{LEGACY_PROMPT}{i}."
+        role = attributes.get(prefix + "role")
+        if role is None:
+            break
+        message: dict[str, Any] = {"role": role, "content": attributes.get(prefix + "content")}
+        calls = [
+            {"id": call.call_id, "type": "function",
+             "function": {"name": call.name,
+                          "arguments": call.args if call.raw_args is None else call.raw_args}}
+            for call in flattened_calls(
+                attributes, f"{prefix}tool_calls.", "", "name", "arguments", limit=_MAX_INDEX
+            )
+        ]  # fmt: skip
+        if calls:
+            message["tool_calls"] = calls
+        call_id = attributes.get(prefix + "tool_call_id")
+        if call_id is not None:
+            message["tool_call_id"] = call_id
+        messages.append(message)
+    return messages
 
 
 def llm_output(span: Span) -> str | None:

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.captures import SESSION_NOT_RECORDED, SESSION_PER_TURN, not_read
+from support.captures import (
+    SERVICE_FIXED_BY_SDK,
+    SESSION_NOT_RECORDED,
+    SESSION_PER_TURN,
+    matching_the_agent,
+    not_read,
+)
 from support.paths import ROOT
 
 from collector.cli.command import main
@@ -34,7 +40,12 @@ SESSION_MAPPING = {"openai-agents-logfire": "group_id", "openai-agents-handoff-l
 
 
 def replay(
-    tmp_path: Path, *inputs: Path, workers: int = 1, code: int = 0, session_key: str = ""
+    tmp_path: Path,
+    *inputs: Path,
+    workers: int = 1,
+    code: int = 0,
+    session_key: str = "",
+    spec: Path = SPEC,
 ) -> list[dict[str, Any]]:
     results = tmp_path / f"results-{workers}.jsonl"
     config: list[str] = []
@@ -43,7 +54,7 @@ def replay(
         path.write_text(json.dumps({"normalization": {"mappings": {"session_id": session_key}}}))
         config = ["--config", str(path)]
     assert main([
-        "--log-level", "WARNING", "replay", *map(str, inputs), "--spec", str(SPEC),
+        "--log-level", "WARNING", "replay", *map(str, inputs), "--spec", str(spec),
         "--results-out", str(results), "--report-out", str(tmp_path / "report.txt"),
         "--workers", str(workers), *config,
     ]) == code  # fmt: skip
@@ -67,7 +78,10 @@ def test_one_session_result_per_evaluator_agreeing_with_the_labels(
         return
     logs = TRACES / framework / "multi_turn.logs.jsonl"  # (content some stacks log only)
     inputs = [TRACES / framework / "multi_turn.jsonl", *([logs] if logs.exists() else [])]
-    lines = replay(tmp_path, *inputs, session_key=mapped)
+    spec = SPEC  # (an SDK that fixes the service is matched by its agent's name)
+    if framework in SERVICE_FIXED_BY_SDK:
+        spec = matching_the_agent(SPEC, tmp_path / "by-agent")
+    lines = replay(tmp_path, *inputs, session_key=mapped, spec=spec)
     session = [line for line in lines if line["scope"] == "session"]
     if labels["session_id"] is None or framework in SESSION_NOT_RECORDED:  # none recorded
         assert session == []

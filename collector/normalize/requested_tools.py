@@ -1,0 +1,81 @@
+"""Spans that run a requested tool call without being typed a tool (ADR 0017, rule 61).
+
+A vendor may type a tool's execution like any traced function: Langfuse JS v4's
+LangChain handler starts every tool run as a plain ``span`` observation (its Python
+SDK types it ``tool``), so the span reads as plumbing and every call the model
+requested reads as never executed. The trace itself confirms what the span is: a
+model call that ended before the span started requested a call of the span's name,
+and the span recorded, as its input, exactly that call's arguments (as a JSON object;
+a bare name is no evidence: a wrapper may share a tool's name). Such a span, with no
+model call, tool, agent or node below it, is read as that call's tool span.
+
+The model calls' requests are parsed only when some plumbing span records a JSON
+object as its input, and then once: the builder reuses them (``requested``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeAlias
+
+from collector.normalize import conventions
+from collector.normalize.messages import RequestedCall
+from collector.normalize.roles import Role
+from collector.normalize.tree import SpanTree, role_below
+from collector.normalize.values import json_object
+
+_CANDIDATES = frozenset({Role.CHAIN, Role.OTHER})
+_WORK = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
+_MAX_DEPTH = 8
+
+Requested: TypeAlias = dict[int, list[RequestedCall]]  # model span index → its requests
+
+
+def confirmed_tools(tree: SpanTree, roles: list[Role], argument_keys: Sequence[str]) -> Requested:
+    """Turn ``roles`` of the spans that run a requested call (module docstring) to TOOL;
+    return the requested calls parsed on the way, by model span index."""
+    candidates: list[tuple[int, str]] = []  # plumbing that records an object as its input
+    for i, span in enumerate(tree.spans):
+        if roles[i] in _CANDIDATES:
+            raw = _recorded_input(span.attributes, argument_keys)
+            if raw is not None:
+                candidates.append((i, raw))
+    parsed: Requested = {}
+    if not candidates:
+        return parsed
+    requests: list[tuple[int, str, Any]] = []  # (end of the model call, name, args)
+    for i, span in enumerate(tree.spans):
+        if roles[i] is Role.LLM:
+            try:
+                calls = parsed[i] = conventions.requested_calls(span)
+            except Exception:  # an odd span: the builder's visit reports it (``_unreadable``)
+                continue
+            for call in calls:
+                if isinstance(call.args, dict) and call.args:
+                    requests.append((span.end_unix_nano, call.name, call.args))
+    names = {name for _, name, _ in requests}
+    for i, raw in candidates:
+        span = tree.spans[i]
+        if span.name not in names:
+            continue  # (the input is parsed only for a span named like a requested call)
+        args = json_object(raw)
+        if (
+            args
+            and any(
+                name == span.name and wanted == args and end <= span.start_unix_nano
+                for end, name, wanted in requests
+            )
+            and not role_below(tree, roles, i, _WORK, max_depth=_MAX_DEPTH)
+        ):
+            roles[i] = Role.TOOL
+    return parsed
+
+
+def _recorded_input(attributes: Any, argument_keys: Sequence[str]) -> str | None:
+    """The text a span records under the first argument key it has, when it opens an
+    object (a map recorded as such is no tool input any instrumentation writes)."""
+    for key in argument_keys:
+        value = attributes.get(key)
+        if value is not None:
+            return value if isinstance(value, str) and value.startswith("{") else None
+    return None
