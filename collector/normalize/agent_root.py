@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
-from collector.normalize.steps import recorded_agent_name
+from collector.normalize.steps import agent_name, recorded_agent_name
 from collector.normalize.tree import SpanTree, role_below
-from collector.normalize.wrappers import unnamed_wrapper
+from collector.normalize.wrappers import child_toward, unnamed_wrapper
 
 _MAX_DEPTH = 16
 _TOOL = frozenset({Role.TOOL})
@@ -36,7 +36,11 @@ def find_agent_root(
     current = tree.root
     for _ in range(_MAX_DEPTH):
         if roles[current] is Role.AGENT and recorded_agent_name(tree.spans[current], mappings):
-            break  # (an agent that names itself is no unnamed wrapper: the usual root)
+            inner = _idle_runner(tree, roles, work, current, mappings)
+            if inner is None:
+                break  # (an agent that names itself and does work: the usual root)
+            current = inner
+            continue
         found = _lone_agent(tree, roles, current)
         if found is None:
             found = _through_plumbing(tree, roles, current)
@@ -48,6 +52,44 @@ def find_agent_root(
             break
         current = found
     return current
+
+
+def _idle_runner(
+    tree: SpanTree,
+    roles: list[Role],
+    work: Callable[[int, int], int],
+    outer: int,
+    mappings: Mappings | None,
+) -> int | None:
+    """The named agent that named agent span ``outer`` only runs (rule 63): reached through lone
+    agentic or plumbing children, with no model call, tool call or other agent anywhere
+    below ``outer`` beside the path, *and* through a workflow span that names that same
+    agent (the framework's own run of it: a runner's ``invoke_agent <app>`` >
+    ``invoke_workflow <agent>`` > ``invoke_agent <agent>``). The outer span made no
+    decision of its own and the framework ran the agent as a run of its own: the inner
+    agent is the run's agent, not a hop. A named agent around a named sub-agent with no
+    such workflow of it stays a hop (a code router's delegation)."""
+    current = outer
+    workflows: list[int] = []
+    for _ in range(_MAX_DEPTH):
+        found = _lone_agent(tree, roles, current)
+        if found is None:
+            found = _through_plumbing(tree, roles, current)
+        if found is None:
+            return None
+        on_path = child_toward(tree, current, found)
+        if any(work(kid, 0) != 0 for kid in tree.children(current) if kid != on_path):
+            return None
+        name = recorded_agent_name(tree.spans[found], mappings)
+        if roles[found] is Role.AGENT and name:
+            run_of_it = any(agent_name(tree.spans[w], mappings) == name for w in workflows)
+            return found if run_of_it else None
+        if roles[found] is Role.WORKFLOW:
+            workflows.append(found)
+        elif roles[found] not in AGENTIC:
+            return None
+        current = found
+    return None
 
 
 def _through_plumbing(tree: SpanTree, roles: list[Role], i: int) -> int | None:

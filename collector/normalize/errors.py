@@ -42,12 +42,30 @@ def status_error(span: Span) -> str | None:
     """The error of a span whose status is ERROR (the run-failure signal), else ``None``."""
     if span.status_code != _STATUS_ERROR:
         return None
-    return (
-        text(span.status_message)
-        or exception_message(span)
-        or text(span.attributes.get(ERROR_TYPE))
-        or GENERIC
-    )
+    message = text(span.status_message)
+    if message is not None:
+        return _more_specific(message, text(span.attributes.get(ERROR_TYPE)))
+    return exception_message(span) or text(span.attributes.get(ERROR_TYPE)) or GENERIC
+
+
+def _more_specific(message: str, error_type: str | None) -> str:
+    """The status description, unless ``error.type`` holds a longer message.
+
+    ``error.type`` is a low-cardinality class (``StoreError``, ``timeout``,
+    ``common.StoreError``): an identifier, never white space. One with white space in it
+    is a message the instrumentation put there (OpenLIT's Agno tool spans: the
+    exception's text, beside the fixed description ``Tool execution failed``); when it
+    says more than the description (longer), it is the call's error. A class name, or a
+    message no longer than the description, leaves the description the error.
+    """
+    if error_type is None or len(error_type) <= len(message) or not _spaced(error_type):
+        return message
+    return error_type
+
+
+def _spaced(value: str) -> bool:
+    """Whether ``value`` has white space inside it (a message, not a class name)."""
+    return any(character.isspace() for character in value.strip())
 
 
 def span_error(span: Span) -> str | None:
@@ -66,9 +84,11 @@ def span_error(span: Span) -> str | None:
     error_type = attributes.get(ERROR_TYPE)
     if isinstance(error_type, str) and error_type:
         return error_type
-    if attributes.get(LEVEL) == "ERROR":
+    level = attributes.get(LEVEL)  # (``is None`` first: comparing None to text is slower)
+    if level is not None and level == "ERROR":
         return text(attributes.get(LEVEL_MESSAGE)) or GENERIC
-    return GENERIC if attributes.get(TOOL_STATUS) == "error" else None
+    status = attributes.get(TOOL_STATUS)
+    return GENERIC if status is not None and status == "error" else None
 
 
 def recovered_error(error: str | None, steps: Sequence[Step], answered: bool) -> str | None:

@@ -34,25 +34,18 @@ Requested: TypeAlias = dict[int, list[RequestedCall]]  # model span index → it
 def confirmed_tools(tree: SpanTree, roles: list[Role], argument_keys: Sequence[str]) -> Requested:
     """Turn ``roles`` of the spans that run a requested call (module docstring) to TOOL;
     return the requested calls parsed on the way, by model span index."""
+    parsed: Requested = {}
+    if Role.CHAIN not in roles and Role.OTHER not in roles:
+        return parsed  # (most traces: every span is a model call, a tool, an agent …)
     candidates: list[tuple[int, str]] = []  # plumbing that records an object as its input
     for i, span in enumerate(tree.spans):
         if roles[i] in _CANDIDATES:
             raw = _recorded_input(span.attributes, argument_keys)
             if raw is not None:
                 candidates.append((i, raw))
-    parsed: Requested = {}
     if not candidates:
         return parsed
-    requests: list[tuple[int, str, Any]] = []  # (end of the model call, name, args)
-    for i, span in enumerate(tree.spans):
-        if roles[i] is Role.LLM:
-            try:
-                calls = parsed[i] = conventions.requested_calls(span)
-            except Exception:  # an odd span: the builder's visit reports it (``_unreadable``)
-                continue
-            for call in calls:
-                if isinstance(call.args, dict) and call.args:
-                    requests.append((span.end_unix_nano, call.name, call.args))
+    requests = _requests(tree, roles, parsed)
     names = {name for _, name, _ in requests}
     for i, raw in candidates:
         span = tree.spans[i]
@@ -69,6 +62,22 @@ def confirmed_tools(tree: SpanTree, roles: list[Role], argument_keys: Sequence[s
         ):
             roles[i] = Role.TOOL
     return parsed
+
+
+def _requests(tree: SpanTree, roles: list[Role], parsed: Requested) -> list[tuple[int, str, Any]]:
+    """``(end of the model call, name, arguments)`` of every call with arguments a model
+    call requested; each model call's requests noted in ``parsed``."""
+    requests: list[tuple[int, str, Any]] = []
+    for i, span in enumerate(tree.spans):
+        if roles[i] is Role.LLM:
+            try:
+                calls = parsed[i] = conventions.requested_calls(span)
+            except Exception:  # an odd span: the builder's visit reports it (``_unreadable``)
+                continue
+            for call in calls:
+                if isinstance(call.args, dict) and call.args:
+                    requests.append((span.end_unix_nano, call.name, call.args))
+    return requests
 
 
 def _recorded_input(attributes: Any, argument_keys: Sequence[str]) -> str | None:

@@ -20,7 +20,7 @@ from collector.normalize.messages import RequestedCall
 from collector.normalize.react import transcript_calls
 from collector.normalize.rebuilt import answer_of, call_id_of, history_of, rebuilt_step
 from collector.normalize.retries import attempt_number, fold
-from collector.normalize.step_records import CALL_ID, ERROR, KIND, with_fields
+from collector.normalize.step_records import CALL_ID, ERROR, KIND, RESULT, with_fields
 from collector.normalize.steps import tool_step, unexecuted_step
 from collector.normalize.tools import ToolDraft
 from evaluators.trajectory import Step, StepKind
@@ -49,9 +49,12 @@ def ordered_steps(
     for key, item in items:
         if isinstance(item, ToolDraft):
             link = joined[id(item)]
-            step, missed = _with_call_id(tool_step(item, link), link, llms, index_of, call_ids)
+            read = tool_step(item, link)
+            step, missed = _with_call_id(read, link, llms, index_of, call_ids)
             left_out = left_out or missed
             step = _with_shown_error(step, link, llms, index_of)
+            if read.call_id is not None:  # (an id the history gave depends on ``call_ids``)
+                step = _with_shown_result(step, link, llms, index_of)
             if internal.matches(step.name):
                 step = with_fields(step, {KIND: StepKind.CONTROL})
             attempt = attempt_number(item.span)
@@ -112,6 +115,29 @@ def _with_shown_error(
     if step.result is not None:
         return step  # (a result was recorded: the span's own account stands)
     return with_fields(step, {ERROR: answer.result.error})
+
+
+def _with_shown_result(
+    step: Step, link: Joined, llms: list[LlmCall], index_of: dict[int, int]
+) -> Step:
+    """A tool step whose span records neither result nor error, but whose call (its id,
+    recorded, or given by the model's request) was requested by a model call, gets the
+    outcome the model was shown for it (rule 64): the answer with that id in the next
+    model call's history (the framework sent that text to the model as the call's
+    outcome), read as any result is (an error inside it is the call's error). Evidence,
+    not a guess: the same call id, the requesting model call's next call only."""
+    if step.call_id is None or step.error is not None:
+        return step
+    if tuple.__getitem__(step, RESULT) is not None:
+        return step  # (a result was recorded, unread yet: the span's own account stands)
+    if link.llm is None:
+        return step
+    wanted = RequestedCall(step.call_id, step.name, None, None)
+    at = index_of[id(link.llm)]
+    answer = answer_of(llms[: at + 2], at, wanted)
+    if answer is None or answer.call_id != step.call_id:
+        return step
+    return with_fields(step, {RESULT: answer.result.value, ERROR: answer.result.error})
 
 
 def _model_calls(

@@ -158,11 +158,11 @@ def unnamed_wrapper(
         return False
     if recorded_agent_name(spans[inner], mappings) is None:
         return False
-    on_path = _child_toward(tree, outer, inner)
+    on_path = child_toward(tree, outer, inner)
     return all(work(kid, 0) == 0 for kid in tree.children(outer) if kid != on_path)
 
 
-def _child_toward(tree: SpanTree, outer: int, inner: int) -> int:
+def child_toward(tree: SpanTree, outer: int, inner: int) -> int:
     """The child of ``outer`` on the path down to its descendant ``inner`` (``inner``
     itself if no such path: then nothing beside it is excused)."""
     at = inner

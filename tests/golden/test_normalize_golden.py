@@ -125,6 +125,9 @@ CAPTURED = {
     "phoenix-decorators-manual",
     "langgraphjs-langfuse",
     "pydantic-ai-openlit",
+    "langchainjs-traceloop",
+    "agno-openlit",
+    "google-adk-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -58,6 +58,10 @@ NOT_READ = {
     "autogen-agentchat-openinference/tool_error": "the instrumentation sets status OK"
     " before the failure (the SDK then ignores ERROR): the refused refund is recorded as"
     " an ordinary result, with no error anywhere",
+    "langchainjs-traceloop": "OpenLLMetry JS's LangChain handler links no span to another:"
+    " every span is a trace of its own (a three-call turn is 24 one-span traces), and evald"
+    " assembles runs by trace id: no run holds both a model's request and the tool that ran"
+    " it",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",

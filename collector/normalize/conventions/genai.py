@@ -8,6 +8,8 @@ e.g. Strands with ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
@@ -86,19 +88,25 @@ def tool_role(span: Span) -> Role | None:
 
 def _names_its_model(span: Span) -> bool:
     """A span of a GenAI operation that names no tool (no ``gen_ai.tool.name``) and whose
-    name, ``<operation> <x>``, names the span's own model (``gen_ai.request.model`` /
-    ``gen_ai.response.model`` = x): a phase of the agent's loop around its model, not an
-    operation of its own (rule 62). OpenLIT's pydantic-ai spans, one per phase of each
+    name, ``<operation> <x>``, names the model it requested (``gen_ai.request.model`` =
+    x), with no answer of that model on it: a phase of the agent's loop around its model,
+    not an operation of its own (rule 62). OpenLIT's pydantic-ai spans, one per phase of each
     model step: ``execute_tool <model>`` around the tools the step ran (it says which
     nowhere; the calls are read from the model's requests), ``model_request <model>``
     beside the model call, ``user_prompt_processing <model>``. Plumbing, not a step."""
     attributes = span.attributes
-    if attributes.get(TOOL_NAME) is not None:
+    if attributes.get(TOOL_NAME) is not None or _answered(attributes):
         return False
     _, _, named = span.name.partition(" ")
-    return bool(named) and (
-        named == attributes.get(REQUEST_MODEL) or named == attributes.get(RESPONSE_MODEL)
-    )
+    return bool(named) and named == attributes.get(REQUEST_MODEL)
+
+
+def _answered(attributes: Mapping[str, AttrValue]) -> bool:
+    """Whether a span records a model's answer (its response model, token counts): a
+    call of the model (an ``embeddings <model>`` span, named so by the conventions)."""
+    if RESPONSE_MODEL in attributes:
+        return True
+    return any(key in attributes for key in (*INPUT_TOKENS, *OUTPUT_TOKENS))
 
 
 def classify(span: Span) -> Role | None:

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.core.records import Span
-from collector.normalize.messages import USER_ROLES, RequestedCall, flattened_calls
+from collector.core.records import AttrValue, Span
+from collector.normalize.messages import (
+    USER_ROLES,
+    RequestedCall,
+    flattened_calls,
+    text_of_content,
+)
 from collector.normalize.roles import Role
-from collector.normalize.values import session_keys, text
+from collector.normalize.values import INVALID, parse_json, session_keys, text
 
 NAME = "traceloop"
 SPAN_KIND = "traceloop.span.kind"
@@ -98,8 +103,18 @@ def llm_input(span: Span) -> str | None:
         if role is None:
             break
         if isinstance(role, str) and role in USER_ROLES:
-            found = text(attributes.get(prefix + "content")) or found
+            found = _content_text(attributes.get(prefix + "content")) or found
     return found
+
+
+def _content_text(content: AttrValue) -> str | None:
+    """A flattened message's text: content written as a JSON list of blocks (Anthropic's,
+    multimodal OpenAI) gives its text blocks only (a ``tool_result`` block is none)."""
+    if isinstance(content, str) and content.startswith("["):
+        parsed = parse_json(content)
+        if parsed is not INVALID:
+            return text_of_content(parsed)
+    return text(content)
 
 
 def legacy_messages(span: Span) -> list[dict[str, Any]] | None:

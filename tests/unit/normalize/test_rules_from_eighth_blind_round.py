@@ -2,15 +2,15 @@
 session 16): minimal traces of the shapes the captures showed, never keyed to a
 library's names. Rule 61: a plumbing span that ran a requested call is its tool span;
 rule 62: a GenAI span named after its own model is a phase of the loop, not a step;
-and Langfuse's own error record."""
+Langfuse's own error record; and a message written as ``error.type``."""
 
 from __future__ import annotations
 
 import json
 
-from support.span_kit import genai_agent, genai_chat, run, span
+from support.span_kit import genai_agent, genai_chat, genai_tool, run, span
 
-from collector.core.records import Span
+from collector.core.records import Span, StatusCode
 from evaluators.trajectory import StepKind
 
 ASKED = [{"id": "c1", "name": "lookup", "arguments": {"order": 7}}]
@@ -112,3 +112,129 @@ def test_a_tool_span_or_an_operation_named_otherwise_is_still_read() -> None:
     ]
     named_tool = phase(3, "execute_tool", "m", **{"gen_ai.tool.name": "m"})
     assert run(genai_agent(), named_tool).tool_calls[0].executed  # a tool named like the model
+
+
+# A message written as ``error.type`` beside a fixed status description (OpenLIT's Agno
+# tool spans: "Tool execution failed", the exception's text as the error type).
+
+REFUSED = "RefundWindowExpired: invoice 877 is outside the 30-day window"
+
+
+def failed_tool(description: str, error_type: str) -> Span:
+    tool = genai_tool(3, "refund", '{"invoice": 877}', call_id="c1", **{"error.type": error_type})
+    return tool._replace(status_code=StatusCode.ERROR, status_message=description)
+
+
+def test_a_message_in_error_type_beats_a_fixed_description() -> None:
+    (tool,) = run(genai_agent(), failed_tool("Tool execution failed", REFUSED)).tool_calls
+    assert tool.error == REFUSED
+
+
+def test_a_class_in_error_type_leaves_the_description_the_error() -> None:
+    for error_type in ("StoreError", "common.StoreError", "Refund refused"):  # (not longer)
+        (tool,) = run(genai_agent(), failed_tool(REFUSED, error_type)).tool_calls
+        assert tool.error == REFUSED, error_type
+
+
+def test_an_operation_that_called_its_model_is_still_a_step() -> None:
+    # (review) the conventions name embeddings spans ``embeddings <model>``: a model's
+    # answer on it (response model, tokens) makes it a call, not a phase of the loop
+    embeddings = phase(2, "embeddings", "m", **{"gen_ai.response.model": "m"})
+    counted = phase(2, "embeddings", "m")._replace(
+        attributes={"gen_ai.operation.name": "embeddings", "gen_ai.request.model": "m",
+                    "gen_ai.usage.input_tokens": 8}
+    )  # fmt: skip
+    for span_ in (embeddings, counted):
+        trajectory = run(genai_agent(), span_, answered(3))
+        assert [step.kind for step in trajectory.steps] == [StepKind.OTHER, StepKind.LLM]
+
+
+def test_a_flattened_request_written_as_blocks_gives_its_text() -> None:
+    # (review) OpenLLMetry writes list content as JSON text; a tool_result block (sent
+    # with the user role) is no request
+    prompt = {
+        "llm.request.type": "chat",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": '[{"type": "text", "text": "What is 2+2?"}]',
+        "gen_ai.prompt.1.role": "user",
+        "gen_ai.prompt.1.content": '[{"type": "tool_result", "tool_use_id": "t", "content": "4"}]',
+        "gen_ai.completion.0.content": "4",
+    }
+    trajectory = run(span(1, "anthropic.chat", prompt))
+    assert trajectory.input == "What is 2+2?"
+
+
+# Rule 63 (agent_root._idle_runner): a named agent span that only runs a workflow of
+# another named agent is that agent's runner (OpenLIT's ADK root, named after the app).
+
+
+def agentic(n: int, operation: str, name: str, parent: int = 0) -> Span:
+    attributes = {"gen_ai.operation.name": operation}
+    if operation == "invoke_agent":
+        attributes["gen_ai.agent.name"] = name
+    return span(n, f"{operation} {name}", attributes, parent=parent, start=n, end=10**6)
+
+
+def store_work(parent: int) -> list[Span]:
+    asked = genai_chat(4, ASKED, parent=parent)
+    ran = genai_tool(5, "lookup", '{"order": 7}', call_id="c1", parent=parent)
+    return [asked, ran, genai_chat(6, [], parent=parent, text="It shipped.")]
+
+
+def test_an_agent_that_only_runs_another_agents_workflow_is_its_runner() -> None:
+    trajectory = run(
+        agentic(1, "invoke_agent", "store_app"),
+        agentic(2, "invoke_workflow", "support", parent=1),
+        agentic(3, "invoke_agent", "support", parent=2),
+        *store_work(3),
+    )
+    assert trajectory.agent == "support"
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+
+
+def test_without_a_run_of_that_agent_a_named_agent_around_another_is_a_hop() -> None:
+    for middle in ("other", None):  # a workflow of another agent, or none at all
+        spans = [agentic(1, "invoke_agent", "router")]
+        parent = 1
+        if middle is not None:
+            spans.append(agentic(2, "invoke_workflow", middle, parent=1))
+            parent = 2
+        spans += [agentic(3, "invoke_agent", "support", parent=parent), *store_work(3)]
+        trajectory = run(*spans)
+        assert trajectory.agent == "router", middle
+        assert "support" in [s.name for s in trajectory.steps if s.kind is StepKind.AGENT]
+
+
+# Rule 64 (step_list._with_shown_result): a tool span recording its call id but neither
+# result nor error gets the answer the model was shown for that id.
+
+
+def shown(answer: str, answered_id: str = "c1") -> Span:
+    history = [
+        {"role": "user", "parts": [{"type": "text", "content": "hello"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", **ASKED[0]}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": answered_id,
+                                    "response": answer}]},
+    ]  # fmt: skip
+    final = genai_chat(4, [], text="Done.")
+    attributes = {**final.attributes, "gen_ai.input.messages": json.dumps(history)}
+    return final._replace(attributes=attributes)
+
+
+def silent_tool() -> Span:
+    return genai_tool(3, "lookup", '{"order": 7}', call_id="c1")  # no result, no error
+
+
+def test_a_silent_tool_span_gets_the_answer_the_model_was_shown() -> None:
+    ok = run(genai_agent(), genai_chat(2, ASKED), silent_tool(), shown('{"status": "shipped"}'))
+    (tool,) = ok.tool_calls
+    assert tool.result == {"status": "shipped"} and tool.error is None
+    refused = '{"status": "error", "message": "OrderNotFound: 7"}'
+    (tool,) = run(genai_agent(), genai_chat(2, ASKED), silent_tool(), shown(refused)).tool_calls
+    assert tool.error is not None and "OrderNotFound" in tool.error
+
+
+def test_another_calls_answer_is_not_taken() -> None:
+    trajectory = run(genai_agent(), genai_chat(2, ASKED), silent_tool(), shown("7", "c9"))
+    (tool,) = trajectory.tool_calls
+    assert tool.result is None and tool.error is None
