@@ -29,16 +29,23 @@ _PLUMBING = frozenset({Role.CHAIN, Role.OTHER})
 
 
 def find_agent_root(
-    tree: SpanTree, roles: list[Role], work: Callable[[int, int], int], mappings: Mappings | None
+    tree: SpanTree,
+    roles: list[Role],
+    work: Callable[[int, int], int],
+    mappings: Mappings | None,
+    runners: list[int] | None = None,
 ) -> int:
     """The index of the agent root (module docstring); ``work(i, 0)`` is the one kind of
-    leaf work below span ``i`` (``build._Builder._work``)."""
+    leaf work below span ``i`` (``build._Builder._work``). The named agent spans passed
+    as runners (rule 63) are appended to ``runners``: their failure is the run's."""
     current = tree.root
     for _ in range(_MAX_DEPTH):
         if roles[current] is Role.AGENT and recorded_agent_name(tree.spans[current], mappings):
             inner = _idle_runner(tree, roles, work, current, mappings)
             if inner is None:
                 break  # (an agent that names itself and does work: the usual root)
+            if runners is not None:
+                runners.append(current)
             current = inner
             continue
         found = _lone_agent(tree, roles, current)
@@ -69,14 +76,20 @@ def _idle_runner(
     decision of its own and the framework ran the agent as a run of its own: the inner
     agent is the run's agent, not a hop. A named agent around a named sub-agent with no
     such workflow of it stays a hop (a code router's delegation)."""
+    if Role.WORKFLOW not in roles:
+        return None  # (the usual trace: no workflow, no runner to look through)
     current = outer
     workflows: list[int] = []
     for _ in range(_MAX_DEPTH):
         found = _lone_agent(tree, roles, current)
         if found is None:
             found = _through_plumbing(tree, roles, current)
-        if found is None:
-            return None
+        if found is None:  # (a run of several agents: the workflow is the run, if it is one)
+            return (
+                current
+                if current in workflows and _runs_itself(tree, roles, current, mappings)
+                else None
+            )
         on_path = child_toward(tree, current, found)
         if any(work(kid, 0) != 0 for kid in tree.children(current) if kid != on_path):
             return None
@@ -90,6 +103,16 @@ def _idle_runner(
             return None
         current = found
     return None
+
+
+def _runs_itself(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:
+    """Whether workflow span ``i`` runs, as one of its own children, the agent it names
+    (ADK's ``invoke_workflow <agent>`` of a team: that agent first, its sub-agents after)."""
+    name = agent_name(tree.spans[i], mappings)
+    return any(
+        roles[kid] is Role.AGENT and recorded_agent_name(tree.spans[kid], mappings) == name
+        for kid in tree.children(i)
+    )
 
 
 def _through_plumbing(tree: SpanTree, roles: list[Role], i: int) -> int | None:

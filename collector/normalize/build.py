@@ -110,7 +110,8 @@ class _Builder:
         self.requested = confirmed_tools(tree, self.roles, ARGUMENT_KEYS)  # (untyped tool spans)
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.work: dict[int, int] = {}  # ``_work`` memo
-        self.agent_root = find_agent_root(tree, self.roles, self._work, mappings)
+        self.runners: list[int] = []  # named agents that only run the agent root (rule 63)
+        self.agent_root = find_agent_root(tree, self.roles, self._work, mappings, self.runners)
         names = run_agents(tree, self.roles, self.agent_root, mappings)
         self.agent = names[0] if names else None
         self.agents: dict[str, None] = dict.fromkeys(names)
@@ -142,6 +143,8 @@ class _Builder:
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
         output_text = output_text or control_output(steps)
         error = status_error(root) or status_error(agent_root)
+        for runner in self.runners:  # (between the two: a runner's failure is the run's)
+            error = error or status_error(spans[runner])
         error = recovered_error(error, steps, output_text is not None)
         return new_trajectory(
             trace_id=self.trace.trace_id.hex(),

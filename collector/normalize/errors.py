@@ -49,23 +49,23 @@ def status_error(span: Span) -> str | None:
 
 
 def _more_specific(message: str, error_type: str | None) -> str:
-    """The status description, unless ``error.type`` holds a longer message.
-
-    ``error.type`` is a low-cardinality class (``StoreError``, ``timeout``,
-    ``common.StoreError``): an identifier, never white space. One with white space in it
-    is a message the instrumentation put there (OpenLIT's Agno tool spans: the
-    exception's text, beside the fixed description ``Tool execution failed``); when it
-    says more than the description (longer), it is the call's error. A class name, or a
-    message no longer than the description, leaves the description the error.
-    """
-    if error_type is None or len(error_type) <= len(message) or not _spaced(error_type):
+    """The status description, unless ``error.type`` holds an exception's text that says
+    more: ``<Class>: <message>`` (a dotted identifier, then the message), longer than the
+    description. ``error.type`` is meant for a class (``StoreError``, ``timeout``); OpenLIT's
+    Agno tool spans put the exception's text there beside the fixed description ``Tool
+    execution failed``. A class name, a class's repr (``<class '…'>``: Semantic Kernel) or
+    text no longer than the description leaves the description the error."""
+    if error_type is None or len(error_type) <= len(message):
         return message
-    return error_type
+    head, separator, rest = error_type.partition(": ")
+    if separator and rest.strip() and _identifier(head):
+        return error_type
+    return message
 
 
-def _spaced(value: str) -> bool:
-    """Whether ``value`` has white space inside it (a message, not a class name)."""
-    return any(character.isspace() for character in value.strip())
+def _identifier(value: str) -> bool:
+    """A dotted identifier (a class's name, maybe qualified)."""
+    return bool(value) and all(part.isidentifier() for part in value.split("."))
 
 
 def span_error(span: Span) -> str | None:

@@ -131,7 +131,9 @@ def test_a_message_in_error_type_beats_a_fixed_description() -> None:
 
 
 def test_a_class_in_error_type_leaves_the_description_the_error() -> None:
-    for error_type in ("StoreError", "common.StoreError", "Refund refused"):  # (not longer)
+    semantic_kernel = "<class 'semantic_kernel.exceptions.service_exceptions.ServiceException'>"
+    assert len(semantic_kernel) > len(REFUSED)  # (a class's repr: review of 4279157)
+    for error_type in ("StoreError", "common.StoreError", "Refund refused", semantic_kernel):
         (tool,) = run(genai_agent(), failed_tool(REFUSED, error_type)).tool_calls
         assert tool.error == REFUSED, error_type
 
@@ -238,3 +240,33 @@ def test_another_calls_answer_is_not_taken() -> None:
     trajectory = run(genai_agent(), genai_chat(2, ASKED), silent_tool(), shown("7", "c9"))
     (tool,) = trajectory.tool_calls
     assert tool.result is None and tool.error is None
+
+
+def test_a_runners_failure_is_the_runs() -> None:
+    # (review of 4279157) the runner passed by rule 63 is not the agent root any more
+    runner = agentic(2, "invoke_agent", "store_app", parent=1)._replace(
+        status_code=StatusCode.ERROR, status_message="SessionStoreError: could not save"
+    )
+    trajectory = run(
+        span(1, "POST /run", {}, start=0, end=10**6),
+        runner,
+        agentic(3, "invoke_workflow", "support", parent=2),
+        agentic(4, "invoke_agent", "support", parent=3),
+        *store_work(4),
+    )
+    assert trajectory.agent == "support"
+    assert trajectory.failed and trajectory.error == "SessionStoreError: could not save"
+
+
+def test_a_runner_of_a_team_gives_way_to_the_teams_workflow() -> None:
+    # (review of 4279157) ADK's workflow of a team names its first agent: the run is that
+    # agent's, the others hops, in every turn of a session alike
+    trajectory = run(
+        agentic(1, "invoke_agent", "store_app"),
+        agentic(2, "invoke_workflow", "front_desk", parent=1),
+        agentic(3, "invoke_agent", "front_desk", parent=2)._replace(end_unix_nano=3),
+        agentic(7, "invoke_agent", "support", parent=2),
+        *store_work(7),
+    )
+    assert trajectory.agent == "front_desk"
+    assert [s.name for s in trajectory.steps if s.kind is StepKind.AGENT] == ["support"]
