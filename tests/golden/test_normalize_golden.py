@@ -128,12 +128,16 @@ CAPTURED = {
     "langchainjs-traceloop",
     "agno-openlit",
     "google-adk-openlit",
+    "mastra-langfuse",
+    "haystack-openlit",
+    "dspy-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
 # ``FunctionAgent.run``, smolagents ``<agent>.run``): the trajectory's agent is
 # whatever the run root is called, not the labelled agent.
 AGENT_NAME_NOT_RECORDED = {
+    "haystack-openlit",
     "openai-client-otel-v2",
     "openai-client-otel-v2-legacy",
     "anthropic-client-openinference",

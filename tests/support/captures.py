@@ -62,6 +62,10 @@ NOT_READ = {
     " every span is a trace of its own (a three-call turn is 24 one-span traces), and evald"
     " assembles runs by trace id: no run holds both a model's request and the tool that ran"
     " it",
+    "dspy-openlit": "OpenLIT has no DSPy instrumentation (1.45): only its LiteLLM model"
+    " calls are recorded, and DSPy's ReAct writes its tool calls, their results and the"
+    " user's request as sections of its ChatAdapter template ([[ ## next_tool_name ## ]]),"
+    " a text format evald does not parse: no tool call is read",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",

@@ -97,6 +97,19 @@ def _parsed(span: Span, key: str) -> Any:
     return None if parsed is INVALID else parsed
 
 
+def _parsed_or_text(span: Span, key: str) -> Any:
+    """A run's input / output as recorded: JSON text parsed, else the text itself. The
+    SDKs serialize only non-string values (``JSON.stringify`` / ``json.dumps``); a string
+    input or output (a user's plain request) is written as it is, not as a JSON string."""
+    value = span.attributes.get(key)
+    if value is None:
+        return None
+    parsed = structured(value)
+    if parsed is INVALID:
+        return value.strip() or None if isinstance(value, str) else None
+    return parsed
+
+
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     if span.attributes.get(TYPE) != "generation":
         return None
@@ -151,7 +164,7 @@ def llm_output(span: Span) -> str | None:
 
 def run_input(span: Span) -> str | None:
     for key in (TRACE_INPUT, INPUT):
-        found = _text(_parsed(span, key), USER_ROLES)
+        found = _text(_parsed_or_text(span, key), USER_ROLES)
         if found:
             return found
     return None
@@ -161,7 +174,7 @@ def run_output(span: Span) -> str | None:
     """The run's answer from its recorded output (a whole graph state: the last
     assistant message); used only when no model call gives it."""
     for key in (TRACE_OUTPUT, OUTPUT):
-        found = _text(_parsed(span, key), ASSISTANT_ROLES)
+        found = _text(_parsed_or_text(span, key), ASSISTANT_ROLES)
         if found:
             return found
     return None

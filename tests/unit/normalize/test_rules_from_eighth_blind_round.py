@@ -270,3 +270,16 @@ def test_a_runner_of_a_team_gives_way_to_the_teams_workflow() -> None:
     )
     assert trajectory.agent == "front_desk"
     assert [s.name for s in trajectory.steps if s.kind is StepKind.AGENT] == ["support"]
+
+
+def test_a_langfuse_run_input_written_as_plain_text_is_read() -> None:
+    # Mastra's Langfuse exporter writes a string input as it is (the SDKs JSON-encode
+    # only what is not a string); JSON text is read as before
+    for recorded, expected in (("Find order 7", "Find order 7"),
+                               (json.dumps("Find order 7"), "Find order 7")):  # fmt: skip
+        root = span(1, "agent run", {"langfuse.trace.input": recorded})
+        model = genai_chat(2, [], text="It shipped.")
+        model = model._replace(attributes={
+            k: v for k, v in model.attributes.items() if k != "gen_ai.input.messages"
+        })  # fmt: skip
+        assert run(root, model).input == expected, recorded
