@@ -22,7 +22,7 @@ from collector.normalize import conventions
 from collector.normalize.messages import RequestedCall
 from collector.normalize.roles import Role
 from collector.normalize.tree import SpanTree, role_below
-from collector.normalize.values import json_object
+from collector.normalize.values import first, json_object
 
 _CANDIDATES = frozenset({Role.CHAIN, Role.OTHER})
 _WORK = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
@@ -81,10 +81,8 @@ def _requests(tree: SpanTree, roles: list[Role], parsed: Requested) -> list[tupl
 
 
 def _recorded_input(attributes: Any, argument_keys: Sequence[str]) -> str | None:
-    """The text a span records under the first argument key it has, when it opens an
-    object (a map recorded as such is no tool input any instrumentation writes)."""
-    for key in argument_keys:
-        value = attributes.get(key)
-        if value is not None:
-            return value if isinstance(value, str) and value.startswith("{") else None
-    return None
+    """The text a span records as its arguments (read as ``tools.ToolDraft`` reads them),
+    when it opens an object (a map recorded as such is no tool input any instrumentation
+    writes)."""
+    value = first(attributes, argument_keys)
+    return value if isinstance(value, str) and value.startswith("{") else None

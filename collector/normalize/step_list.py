@@ -14,7 +14,7 @@ from operator import itemgetter
 
 from collector.normalize import conventions
 from collector.normalize.control_tools import internal_tools as matcher_of
-from collector.normalize.history import input_messages
+from collector.normalize.history import Answer, input_messages
 from collector.normalize.join import Joined, LlmCall, join, unexecuted
 from collector.normalize.messages import RequestedCall
 from collector.normalize.react import transcript_calls
@@ -103,14 +103,10 @@ def _with_shown_error(
     an error report (``Error: RefundWindowExpired: ...``). Evidence, not a guess: the same
     call id, and the framework sent that text to the model as the call's outcome."""
     error = step.error
-    if error is None or " " in error.strip() or step.call_id is None or link.llm is None:
+    if error is None or " " in error.strip():
         return step
-    # The next model call is where the outcome is shown: one history read (bounded on
-    # hostile traces of many failed calls), matched by id alone (no argument parsed).
-    wanted = RequestedCall(step.call_id, step.name, None, None)
-    at = index_of[id(link.llm)]
-    answer = answer_of(llms[: at + 2], at, wanted)
-    if answer is None or answer.call_id != step.call_id or answer.result.error is None:
+    answer = _shown_answer(step, link, llms, index_of)
+    if answer is None or answer.result.error is None:
         return step
     if step.result is not None:
         return step  # (a result was recorded: the span's own account stands)
@@ -126,18 +122,27 @@ def _with_shown_result(
     model call's history (the framework sent that text to the model as the call's
     outcome), read as any result is (an error inside it is the call's error). Evidence,
     not a guess: the same call id, the requesting model call's next call only."""
-    if step.call_id is None or step.error is not None:
-        return step
-    if tuple.__getitem__(step, RESULT) is not None:
+    if step.error is not None or tuple.__getitem__(step, RESULT) is not None:
         return step  # (a result was recorded, unread yet: the span's own account stands)
-    if link.llm is None:
+    answer = _shown_answer(step, link, llms, index_of)
+    if answer is None:
         return step
+    return with_fields(step, {RESULT: answer.result.value, ERROR: answer.result.error})
+
+
+def _shown_answer(
+    step: Step, link: Joined, llms: list[LlmCall], index_of: dict[int, int]
+) -> Answer | None:
+    """The answer carrying the step's call id in the history of the model call after the
+    one that requested it: where the framework showed the model the call's outcome. One
+    history read (bounded on hostile traces of many calls), matched by id alone (no
+    argument parsed)."""
+    if step.call_id is None or link.llm is None:
+        return None
     wanted = RequestedCall(step.call_id, step.name, None, None)
     at = index_of[id(link.llm)]
     answer = answer_of(llms[: at + 2], at, wanted)
-    if answer is None or answer.call_id != step.call_id:
-        return step
-    return with_fields(step, {RESULT: answer.result.value, ERROR: answer.result.error})
+    return answer if answer is not None and answer.call_id == step.call_id else None
 
 
 def _model_calls(

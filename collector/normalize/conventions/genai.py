@@ -63,6 +63,7 @@ KEYS: tuple[str, ...] = (
 )
 PREFIXES: tuple[str, ...] = ()
 
+_TOKEN_KEYS = (*INPUT_TOKENS, *OUTPUT_TOKENS)
 _TOOL_CALL_PART = "tool_call"  # the part type; absent from the JSON text → no requests
 _LLM_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 _ROLES = {
@@ -106,7 +107,7 @@ def _answered(attributes: Mapping[str, AttrValue]) -> bool:
     call of the model (an ``embeddings <model>`` span, named so by the conventions)."""
     if RESPONSE_MODEL in attributes:
         return True
-    return any(key in attributes for key in (*INPUT_TOKENS, *OUTPUT_TOKENS))
+    return any(key in attributes for key in _TOKEN_KEYS)
 
 
 def classify(span: Span) -> Role | None:

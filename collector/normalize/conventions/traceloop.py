@@ -10,6 +10,7 @@ as AgentOps'); those are read too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from collector.core.records import AttrValue, Span
@@ -94,16 +95,25 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
 def llm_input(span: Span) -> str | None:
     """Legacy flattened request: the last ``gen_ai.prompt.N.content`` of a user message."""
     attributes = span.attributes
-    if LEGACY_PROMPT + "0.role" not in attributes:
-        return None
     found = None
+    for prefix, role in _prompt_messages(attributes):
+        if isinstance(role, str) and role in USER_ROLES:
+            found = _content_text(attributes.get(prefix + "content")) or found
+    return found
+
+
+def _prompt_messages(attributes: Mapping[str, AttrValue]) -> list[tuple[str, AttrValue]]:
+    """``(key prefix, role)`` of each flattened request message ``gen_ai.prompt.N.*``,
+    in order, up to the first index without a role (at most ``_MAX_INDEX``)."""
+    found: list[tuple[str, AttrValue]] = []
+    if LEGACY_PROMPT + "0.role" not in attributes:
+        return found
     for i in range(_MAX_INDEX):
         prefix = f"{LEGACY_PROMPT}{i}."
         role = attributes.get(prefix + "role")
         if role is None:
             break
-        if isinstance(role, str) and role in USER_ROLES:
-            found = _content_text(attributes.get(prefix + "content")) or found
+        found.append((prefix, role))
     return found
 
 
@@ -122,14 +132,11 @@ def legacy_messages(span: Span) -> list[dict[str, Any]] | None:
     ``content``, assistant ``tool_calls`` with ids, a tool message's ``tool_call_id``),
     for the history readers; None when the span records no such request."""
     attributes = span.attributes
-    if LEGACY_PROMPT + "0.role" not in attributes:
+    prompt = _prompt_messages(attributes)
+    if not prompt:
         return None
     messages: list[dict[str, Any]] = []
-    for i in range(_MAX_INDEX):
-        prefix = f"{LEGACY_PROMPT}{i}."
-        role = attributes.get(prefix + "role")
-        if role is None:
-            break
+    for prefix, role in prompt:
         message: dict[str, Any] = {"role": role, "content": attributes.get(prefix + "content")}
         calls = [
             {"id": call.call_id, "type": "function",
