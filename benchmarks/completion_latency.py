@@ -120,6 +120,9 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=0.1, help="seconds between probes")
     parser.add_argument("--idle", type=float, default=0.5, help="assembly.idle_timeout, s")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--switch-interval", default="20ms", help="pipeline.switch_interval (ADR 0026)"
+    )
     parser.add_argument("--rate", type=float, help="background spans/s (default: half of --max)")
     parser.add_argument(
         "--via",
@@ -131,7 +134,8 @@ def main() -> None:
     parser.add_argument("--bench-dir", type=Path, default=HERE.parent.parent / "shared" / "bench")
     args = parser.parse_args()
     config = (f"assembly: {{idle_timeout: {args.idle}s}}\n"
-              f"pipeline: {{workers: {args.workers}}}\n"
+              f"pipeline: {{workers: {args.workers},"
+              f" switch_interval: {args.switch_interval}}}\n"
               f"specs: ['{HERE.parent / 'config' / 'specs'}/*.yaml']\n")  # fmt: skip
     with Evald(config) as evald:
         rate = args.rate
@@ -165,7 +169,8 @@ def main() -> None:
             time.sleep(max(0.0, args.every - args.idle))
         background.join()
     ms = [lag * 1000 for lag in lags]
-    print(f"{len(ms)} probes, workers {args.workers}, idle timeout {args.idle}s, via {args.via}")
+    print(f"{len(ms)} probes, workers {args.workers}, idle timeout {args.idle}s, via {args.via}, "
+          f"switch interval {args.switch_interval}")  # fmt: skip
     print(f"  lag p50 {percentile(ms, 0.5):6.1f} ms   p99 {percentile(ms, 0.99):6.1f} ms"
           f"   max {max(ms):6.1f} ms")  # fmt: skip
     median, p99 = (percentile(scrapes, share) * 1000 for share in (0.5, 0.99))

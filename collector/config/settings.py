@@ -14,37 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from collector.config.endpoints import HostPort, Url, split_host_port
 from collector.config.environment import EnvironmentReferenceError, substitute
 from collector.config.limits import Connections
 from collector.config.units import Duration, Section, Size
 from collector.normalize.mappings import Mappings
 from evaluators.documents import TOO_DEEP, too_deep
 from evaluators.judges.settings import JudgeSettings
-
-
-def split_host_port(endpoint: str) -> tuple[str, int]:
-    """``(host, port)`` from ``host:port`` (``[::1]:4317`` and port 0 allowed)."""
-    host, _, port = endpoint.rpartition(":")
-    return host.strip("[]") or "0.0.0.0", int(port)
-
-
-def _check_endpoint(value: str) -> str:
-    _, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535:
-        raise ValueError(f"endpoint {value!r} must be host:port")
-    return value
-
-
-HostPort = Annotated[str, AfterValidator(_check_endpoint)]
-
-
-def _check_url(value: str) -> str:
-    scheme, sep, rest = value.partition("://")
-    if scheme not in ("http", "https") or not sep or not rest.strip("/"):
-        raise ValueError(f"endpoint {value!r} must be a URL such as http://host:4317")
-    return value
 
 
 class Listener(Section):
@@ -147,6 +125,16 @@ class Pipeline(Section):
         f"of the trace ids; null: the CPUs this process may use, at most {MAX_AUTO_WORKERS}",
     )
 
+    switch_interval: Duration = Field(
+        default=0.02,
+        gt=0,
+        le=1.0,
+        description="how long a thread of a serving process runs Python before another "
+        "thread may take the interpreter (sys.setswitchinterval; CPython: 5ms). Longer: "
+        "more spans per CPU-second under load, slower answers to exports while evaluation "
+        "is busy (ADR 0026)",
+    )
+
     def worker_count(self) -> int:
         """``workers``, or the usable CPU count capped at ``MAX_AUTO_WORKERS``."""
         if self.workers is not None:
@@ -208,7 +196,7 @@ class Rotation(Section):
 class OtlpOutput(Section):
     """Evaluation results (and optionally the evaluated spans) sent over OTLP."""
 
-    endpoint: Annotated[str, AfterValidator(_check_url)] | None = Field(
+    endpoint: Url | None = Field(
         default=None, description="http(s)://host:port of the backend; null: off"
     )
     protocol: Literal["grpc", "http/protobuf"] = "grpc"

@@ -18,6 +18,7 @@ from collector.config.settings import Config, ConfigError
 from collector.core.build_info import warn_if_interpreted
 from collector.core.clock import Clock, MonotonicClock
 from collector.core.gc_settings import settle_for_streaming
+from collector.core.switching import hand_over_every
 from collector.daemon.admin import AdminServer
 from collector.daemon.front import FrontDaemon
 from collector.daemon.log_limits import limit_log_floods
@@ -125,6 +126,7 @@ async def run_daemon(config: Config) -> int:
     One process with ``pipeline.workers`` 1 (``Daemon``); else a front process and
     its workers (``collector.daemon.front.FrontDaemon``, ADR 0018)."""
     limit_log_floods()  # per-request records of the libraries (see log_limits)
+    hand_over_every(config.pipeline.switch_interval)
     workers = config.pipeline.worker_count()
     daemon: Daemon | FrontDaemon = Daemon(config) if workers == 1 else FrontDaemon(config)
     loop = asyncio.get_running_loop()

@@ -25,6 +25,7 @@ from typing import Any
 from collector.config.settings import Config, Sessions
 from collector.core.clock import Clock, MonotonicClock
 from collector.core.gc_settings import settle_for_streaming
+from collector.core.switching import hand_over_every
 from collector.daemon.frames import TRANSPORTS, Answer, Frame, Kind, encode, read_frame
 from collector.daemon.log_limits import limit_log_floods
 from collector.daemon.pipeline import Pipeline
@@ -62,6 +63,7 @@ class WorkerSetup:
 
 def run_worker(setup: WorkerSetup, sock: socket.socket, shared: Any) -> None:
     """The worker process's entry point (module level, so ``spawn`` can import it)."""
+    hand_over_every(setup.config.pipeline.switch_interval)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     if not logging.getLogger().handlers:  # spawned: nothing inherited
