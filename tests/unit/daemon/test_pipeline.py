@@ -109,6 +109,28 @@ def test_full_queue_refuses_with_overloaded_then_drains_on_shutdown(
     )
 
 
+def test_queue_depth_is_what_is_queued_when_scraped(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    sink = GateSink()
+    pipeline, clock = make_pipeline(telemetry, sink)
+
+    async def start() -> None:
+        pipeline.start()
+
+    loop_thread.run(start())
+    loop_thread.run(_consume(pipeline, 1))
+    loop_thread.run(_complete(pipeline, clock))
+    assert sink.entered.wait(10)  # trace 1 taken: nothing queued
+    depth = "evald_evaluation_queue_depth"
+    assert telemetry.registry.get_sample_value(depth) == 0
+    assert pipeline.submit(lambda: None)  # whatever enters the queue, by any path
+    assert telemetry.registry.get_sample_value(depth) == 1
+    sink.gate.set()
+    assert loop_thread.run(pipeline.shutdown(10.0)) is True
+    assert telemetry.registry.get_sample_value(depth) == 0
+
+
 def test_refuses_after_shutdown_and_shutdown_is_idempotent(
     loop_thread: LoopThread, telemetry: Telemetry
 ) -> None:
