@@ -126,7 +126,7 @@ class Pipeline(Section):
     )
 
     switch_interval: Duration = Field(
-        default=0.02,
+        default=0.01,
         gt=0,
         le=1.0,
         description="how long a thread of a serving process runs Python before another "

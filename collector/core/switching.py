@@ -3,12 +3,12 @@
 A serving process runs two busy threads: the event loop (receivers, decoding,
 assembly, the completion timer) and the evaluation thread (normalization, evaluators,
 sinks). CPython hands the interpreter between them every ``sys.getswitchinterval()``
-(5 ms by default), and under load every hand-over costs more than the 5 ms of work it
-interrupts should pay for: one worker at CPython's 5 ms took 65-74 thousand spans per
-CPU-second of ``shared/bench/loadgen.py`` load, at 20 ms 78-88 thousand (ADR 0026 has
-the figures). The price is latency: an export waits up to the interval for the event
-loop while evaluation is busy, so its answer is slower (p99 ≈ 120 ms → 320 ms at full
-load; the median got faster). ``pipeline.switch_interval`` sets it.
+(5 ms by default), and under load those hand-overs cost a large share of the CPU: one
+worker at CPython's 5 ms took 65-74 thousand spans per CPU-second of
+``shared/bench/loadgen.py`` load, at 10 ms 72-83 thousand, at 20 ms 78-88 thousand
+(ADR 0026 has the figures). The price is latency: an export waits up to the interval
+for the event loop while evaluation is busy, and at 20 ms the completion lag's tail
+crossed issue 16's goal; 10 ms kept it. ``pipeline.switch_interval`` sets it.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ def _in_fresh_process(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_the_default_is_twenty_milliseconds_and_units_are_read() -> None:
-    assert Config().pipeline.switch_interval == pytest.approx(0.02)
+def test_the_default_is_ten_milliseconds_and_units_are_read() -> None:
+    assert Config().pipeline.switch_interval == pytest.approx(0.01)
     config = Config.model_validate({"pipeline": {"switch_interval": "5ms"}})
     assert config.pipeline.switch_interval == pytest.approx(0.005)
 
