@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
+from support.fresh_process import in_fresh_process
 
 from collector.core.gc_settings import OLDER_THRESHOLD, YOUNG_THRESHOLD
 
 
-def _in_fresh_process(code: str) -> str:
-    # Process-wide settings: checked in a child so the test process keeps its own.
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return done.stdout.strip()
-
-
 def test_settling_freezes_what_is_alive_and_spaces_collections() -> None:
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import gc
         from collector.core.gc_settings import settle_for_streaming
@@ -38,7 +24,7 @@ def test_settling_freezes_what_is_alive_and_spaces_collections() -> None:
 def test_young_cycles_are_still_collected() -> None:
     # An exception kept with its traceback is a cycle; a plug-in evaluator raising on
     # every trace must not grow the process until a full collection.
-    out = _in_fresh_process(
+    out = in_fresh_process(
         f"""
         import gc, weakref
         from collector.core.gc_settings import settle_for_streaming
@@ -60,7 +46,7 @@ def test_young_cycles_are_still_collected() -> None:
 
 
 def test_streaming_collector_restores_what_it_found() -> None:
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import gc
         from collector.core.gc_settings import streaming_collector
@@ -76,7 +62,7 @@ def test_streaming_collector_restores_what_it_found() -> None:
 
 
 def test_streaming_collector_restores_on_error() -> None:
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import gc
         from collector.core.gc_settings import streaming_collector
@@ -96,7 +82,7 @@ def test_overlapping_blocks_restore_once_the_last_one_leaves() -> None:
     # Two replays in two threads (or nested): the first to enter settles, the last to
     # leave restores; an early leaver must not leave the other on CPython's settings,
     # nor the process on the streaming ones.
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import gc, threading
         from collector.core.gc_settings import streaming_collector
@@ -128,7 +114,7 @@ def test_overlapping_blocks_restore_once_the_last_one_leaves() -> None:
 
 
 def test_a_hosts_own_frozen_objects_stay_frozen() -> None:
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import gc
         from collector.core.gc_settings import streaming_collector

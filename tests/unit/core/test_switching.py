@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from support.fresh_process import in_fresh_process
 
 from collector.config.settings import Config, ConfigError, load_config
-
-
-def _in_fresh_process(code: str) -> str:
-    # sys.setswitchinterval is process-wide: checked in a child, the test process keeps its own.
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return done.stdout.strip()
 
 
 def test_the_default_is_ten_milliseconds_and_units_are_read() -> None:
@@ -39,7 +25,7 @@ def test_an_interval_out_of_bounds_is_refused_naming_the_field(tmp_path: Path, v
 
 
 def test_the_serving_process_sets_it_before_building_anything() -> None:
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import asyncio, sys
         from collector.config.settings import Config
@@ -66,7 +52,7 @@ def test_the_serving_process_sets_it_before_building_anything() -> None:
 
 
 def test_each_worker_process_sets_it() -> None:
-    out = _in_fresh_process(
+    out = in_fresh_process(
         """
         import sys
         from collector.config.settings import Config
