@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 import grpc
-from daemon_process import Evald
+from daemon_process import Evald, add_switch_interval, pipeline_settings
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -123,9 +123,7 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=0.1, help="seconds between probes")
     parser.add_argument("--idle", type=float, default=0.5, help="assembly.idle_timeout, s")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument(
-        "--switch-interval", help="pipeline.switch_interval, e.g. 5ms (default: evald's)"
-    )
+    add_switch_interval(parser)
     parser.add_argument("--rate", type=float, help="background spans/s (default: half of --max)")
     parser.add_argument(
         "--via",
@@ -136,9 +134,8 @@ def main() -> None:
     )
     parser.add_argument("--bench-dir", type=Path, default=HERE.parent.parent / "shared" / "bench")
     args = parser.parse_args()
-    switch = "" if args.switch_interval is None else f", switch_interval: {args.switch_interval}"
     config = (f"assembly: {{idle_timeout: {args.idle}s}}\n"
-              f"pipeline: {{workers: {args.workers}{switch}}}\n"
+              f"{pipeline_settings(args.workers, args.switch_interval)}"
               f"specs: ['{HERE.parent / 'config' / 'specs'}/*.yaml']\n")  # fmt: skip
     with Evald(config) as evald:
         rate = args.rate

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import signal
 import subprocess
@@ -142,3 +143,16 @@ def wait_until(condition: object, timeout: float = 30.0, every: float = 0.05) ->
             return True
         time.sleep(every)
     return False
+
+
+def add_switch_interval(parser: argparse.ArgumentParser) -> None:
+    """``--switch-interval``: evald's ``pipeline.switch_interval`` for the run (ADR 0026)."""
+    parser.add_argument(
+        "--switch-interval", help="pipeline.switch_interval, e.g. 5ms (default: evald's)"
+    )
+
+
+def pipeline_settings(workers: int, switch_interval: str | None) -> str:
+    """The config's ``pipeline`` line: ``workers``, and the interval when one is given."""
+    switch = "" if switch_interval is None else f", switch_interval: {switch_interval}"
+    return f"pipeline: {{workers: {workers}{switch}}}\n"

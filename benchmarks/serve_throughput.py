@@ -37,6 +37,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from daemon_process import add_switch_interval, pipeline_settings
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -100,13 +102,12 @@ def run_baseline(bench_dir: Path, args: argparse.Namespace) -> dict:
 def run_evald(bench_dir: Path, args: argparse.Namespace, workers: int, cpus: str | None) -> dict:
     grpc_port, http_port, admin_port = free_port(), free_port(), free_port()
     config = Path(tempfile.mkdtemp()) / "evald.yaml"
-    switch = "" if args.switch_interval is None else f", switch_interval: {args.switch_interval}"
     config.write_text(
         f"receivers: {{otlp: {{grpc: {{endpoint: 127.0.0.1:{grpc_port}}},"
         f" http: {{endpoint: 127.0.0.1:{http_port}}}}}}}\n"
         f"admin: {{endpoint: 127.0.0.1:{admin_port}}}\n"
         f"assembly: {{idle_timeout: 1s}}\n"
-        f"pipeline: {{workers: {workers}{switch}}}\n"
+        f"{pipeline_settings(workers, args.switch_interval)}"
         f"specs: [{ROOT / 'config' / 'specs' / '*.yaml'}]\n"
     )
     evald = Path(sys.executable).parent / "evald"
@@ -143,9 +144,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2, help="for the all-workers run")
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds; best kept")
-    parser.add_argument(
-        "--switch-interval", help="pipeline.switch_interval, e.g. 5ms (default: evald's)"
-    )
+    add_switch_interval(parser)
     args = parser.parse_args()
     runs: dict[str, list[dict]] = {"baseline": [], "one": [], "all": []}
     for _ in range(args.repeat):
