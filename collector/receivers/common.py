@@ -67,6 +67,14 @@ class ExportError(Exception):
         self.retry_after_s = retry_after_s
 
 
+def without_frames(refusal: ExportError) -> ExportError:
+    """The same refusal, with no traceback or chained exception: what a receiver keeps to
+    answer with. The caught one's traceback holds the frames it was raised through, the
+    request's bytes among them, and the receiver's frame holding it would make a cycle
+    that only a cyclic collection frees: rare in the front (ADR 0027)."""
+    return ExportError(refusal.refusal, refusal.message, refusal.retry_after_s)
+
+
 class PartialSuccess(NamedTuple):
     """The OK answer: ``rejected == 0`` and no message means full success."""
 

@@ -35,6 +35,7 @@ from collector.receivers.common import (
     PartialSuccess,
     Refusal,
     Signal,
+    without_frames,
 )
 from collector.receivers.encoding import export_response, status_body
 from collector.receivers.handoff import SignalConsumer
@@ -156,7 +157,7 @@ class HttpReceiver(WebService):
             result = await self._receive(request, body_format, signal)
             return _ok(result, body_format, signal)
         except ExportError as refused:
-            failure = refused
+            failure = without_frames(refused)
             self._ingest.refused(str(HTTP_STATUS[refused.refusal]), refused)
         except Exception as exc:  # one of the three catch-all places (STYLE.md habit 6)
             failure = self._ingest.crashed("500", exc)

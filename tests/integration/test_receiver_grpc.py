@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from support.retention import holders_after
 from support.sdk_spans import TOOL_SPAN, make_spans
 
 from collector.config.settings import Listener, OtlpReceivers
@@ -129,6 +130,24 @@ def test_tracer_provider_with_simple_processor(
 def test_full_success_leaves_partial_success_unset(call: Callable[..., bytes]) -> None:
     response = ExportTraceServiceResponse.FromString(call(request_bytes(make_spans())))
     assert not response.HasField("partial_success")
+
+
+def test_a_request_is_released_when_its_call_ends(call: Callable[..., bytes]) -> None:
+    """grpc.aio's message iterator, left open, held every request until a cyclic
+    collection, which the front makes rarely (ADR 0027)."""
+    payload = request_bytes(make_spans())
+    assert holders_after(payload, lambda: call(payload)) == []
+
+
+def test_a_refused_request_is_released_when_its_call_ends(
+    call: Callable[..., bytes], consumer: RecordingConsumer
+) -> None:
+    """The refusal's traceback holds the frames the request passed through: kept in the
+    answering frame, it made a cycle (ADR 0027)."""
+    payload = request_bytes(make_spans())
+    consumer.overloaded = 3
+    assert holders_after(payload, lambda: rpc_error(call, payload)) == []
+    assert consumer.calls == 3
 
 
 def test_empty_request_succeeds_without_consuming(

@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
+from support.retention import holders_after
 
 from collector.config.settings import Listener, OtlpReceivers
 from collector.decode import AttributeSelector
@@ -337,6 +338,18 @@ def test_overloaded_is_503_with_retry_after_and_retry_info(
     ]
     assert metric("evald_spans_refused_total", transport="http", reason="overloaded") == 1
     assert metric(FAILED, transport="http", status="503") == 1
+
+
+@pytest.mark.parametrize("overloaded", [0, 3], ids=["accepted", "refused"])
+def test_a_request_is_released_when_it_is_answered(
+    post: Callable[..., Answer], consumer: RecordingConsumer, overloaded: int
+) -> None:
+    """A refusal's traceback holds the frames the request passed through: kept in the
+    answering frame, it made a cycle that only a cyclic collection freed (ADR 0027)."""
+    payload = protobuf_body()
+    consumer.overloaded = overloaded
+    assert holders_after(payload, lambda: post(payload)) == []
+    assert consumer.calls == 3
 
 
 def test_real_exporter_retries_when_overloaded(
