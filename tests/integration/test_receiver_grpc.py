@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -139,15 +140,27 @@ def test_a_request_is_released_when_its_call_ends(call: Callable[..., bytes]) ->
     assert holders_after(payload, lambda: call(payload)) == []
 
 
+@pytest.mark.parametrize("failure", ["overloaded", "crash"])
 def test_a_refused_request_is_released_when_its_call_ends(
-    call: Callable[..., bytes], consumer: RecordingConsumer
+    call: Callable[..., bytes], consumer: RecordingConsumer, failure: str
 ) -> None:
     """The refusal's traceback holds the frames the request passed through: kept in the
     answering frame, it made a cycle (ADR 0027)."""
     payload = request_bytes(make_spans())
-    consumer.overloaded = 3
-    assert holders_after(payload, lambda: rpc_error(call, payload)) == []
+    consumer.overloaded, consumer.crash = (3, False) if failure == "overloaded" else (0, True)
+    # The crash is logged with its traceback: written, as the daemon's handler does, not
+    # kept, as pytest's log capture would keep it (and the frames with it).
+    receivers_log = logging.getLogger("collector.receivers")
+    handler = logging.StreamHandler(io.StringIO())
+    receivers_log.addHandler(handler)
+    receivers_log.propagate = False
+    try:
+        assert holders_after(payload, lambda: rpc_error(call, payload)) == []
+    finally:
+        receivers_log.propagate = True
+        receivers_log.removeHandler(handler)
     assert consumer.calls == 3
+    assert failure == "overloaded" or "export failed unexpectedly" in handler.stream.getvalue()
 
 
 def test_empty_request_succeeds_without_consuming(
