@@ -9,7 +9,8 @@ the other:
 3. ``evald serve`` with ``--workers`` workers (front + workers), not pinned: it
    may use every CPU, sharing CPU 1 with the load generator.
 
-Prints the rates, (a) one worker against the receiver (rate and per CPU-second)
+Prints the rates (with each target's peak resident memory, all its processes),
+(a) one worker against the receiver (rate and per CPU-second)
 and (b) the workers' spans per daemon CPU-second (user + sys of every daemon
 process, from ``/proc``) against one worker's, and how many cores the daemon used.
 
@@ -189,12 +190,15 @@ def _per_round(runs: dict[str, list[dict]]) -> None:
 
 
 def _cpu(result: dict) -> str:
-    """The receiver's CPU use and spans per CPU-second, when loadgen could measure them."""
+    """The receiver's CPU use, spans per CPU-second and peak resident memory (every
+    process: front and workers), when loadgen could measure them."""
     if not result.get("target_cpu_pct"):
         return ""
+    memory = result.get("target_rss_mb_max")
     return (
         f" (receiver CPU {result['target_cpu_pct']:.0f} %,"
-        f" {result['acked_spans_per_target_cpu_s']:,.0f} spans per CPU-second)"
+        f" {result['acked_spans_per_target_cpu_s']:,.0f} spans per CPU-second"
+        + (f", peak RSS {memory:,.0f} MB)" if memory else ")")
     )
 
 

@@ -35,17 +35,34 @@ UNREAD: Final = object()
 class LazyValue:
     """A value computed by ``load(source)`` on first read, then kept.
 
-    ``maybe_none`` is False when the loader knows without parsing that the value is
-    not None (the normalizer's gap detection asks it, so it need not parse).
+    ``maybe_none`` is False when it is known without parsing that the value is not
+    None (the normalizer's gap detection asks, so that it need not parse). It may be
+    given as a check of the source (``Callable[[source], bool]``), run when
+    ``maybe_none`` is first read: most values are never asked.
     """
 
-    __slots__ = ("_load", "_source", "_value", "maybe_none")
+    __slots__ = ("_load", "_maybe_none", "_source", "_value")
 
-    def __init__(self, load: Callable[[Any], Any], source: Any, maybe_none: bool = True) -> None:
+    def __init__(
+        self,
+        load: Callable[[Any], Any],
+        source: Any,
+        maybe_none: bool | Callable[[Any], bool] = True,
+    ) -> None:
         self._load = load
         self._source = source
         self._value: Any = UNREAD
-        self.maybe_none = maybe_none
+        self._maybe_none = maybe_none
+
+    @property
+    def maybe_none(self) -> bool:
+        """Whether the value may be None (the check, if one was given, runs once)."""
+        found = self._maybe_none
+        if type(found) is bool:
+            return found
+        assert callable(found)  # (for mypy: a check)
+        known = self._maybe_none = bool(found(self._source))
+        return known
 
     @classmethod
     def of_json(cls, text: str) -> LazyValue:

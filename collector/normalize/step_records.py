@@ -41,10 +41,10 @@ if Trajectory._fields != TRAJECTORY_FIELDS:
         f"is {Trajectory._fields}: update step_records.py"
     )
 
-if LazyValue.__slots__ != ("_load", "_source", "_value", "maybe_none"):
+if LazyValue.__slots__ != ("_load", "_maybe_none", "_source", "_value"):
     raise RuntimeError(
         f"collector.normalize.step_records sets LazyValue's _load, _source, _value and "
-        f"maybe_none but its slots are {LazyValue.__slots__}: update new_lazy"
+        f"_maybe_none but its slots are {LazyValue.__slots__}: update new_lazy"
     )
 
 KIND: Final = STEP_FIELDS.index("kind")
@@ -153,12 +153,14 @@ def with_fields(step: Step, changes: dict[int, Any]) -> Step:
     return changed
 
 
-def new_lazy(load: Callable[[Any], Any], source: Any, maybe_none: bool) -> LazyValue:
+def new_lazy(
+    load: Callable[[Any], Any], source: Any, maybe_none: bool | Callable[[Any], bool]
+) -> LazyValue:
     """``LazyValue(load, source, maybe_none)``, its slots set here (attribute stores
     compiled to C calls) instead of by its ``__init__`` run in the interpreter."""
     value: LazyValue = _object_new(LazyValue)
     value._load = load
     value._source = source
     value._value = UNREAD
-    value.maybe_none = maybe_none
+    value._maybe_none = maybe_none
     return value

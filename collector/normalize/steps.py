@@ -142,7 +142,8 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
     result: Any
     if draft.result_deferred:
         raw_result = draft.raw_result
-        result = new_lazy(load_value, raw_result, raw_result is None or may_be_none(raw_result))
+        # (Whether it may be None is asked of the first result only: ``gaps``.)
+        result = new_lazy(load_value, raw_result, True if raw_result is None else may_be_none)
     else:
         result = draft.result.value
     call_id = draft.call_id or (request.call_id if request is not None else None)

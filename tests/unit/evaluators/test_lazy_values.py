@@ -40,6 +40,22 @@ def test_a_lazy_value_is_parsed_once_on_first_read() -> None:
     assert calls == [OBJECT]
 
 
+def test_whether_it_may_be_none_is_checked_once_when_asked_and_never_parses() -> None:
+    checks: list[str] = []
+
+    def check(text: str) -> bool:
+        checks.append(text)
+        return "null" in text
+
+    value = LazyValue(json.loads, OBJECT, check)
+    assert checks == []  # not asked yet
+    assert value.maybe_none is False and value.maybe_none is False
+    assert checks == [OBJECT] and not value.loaded
+    assert LazyValue(json.loads, "null", check).maybe_none is True
+    assert LazyValue(json.loads, OBJECT, False).maybe_none is False
+    assert LazyValue(json.loads, OBJECT).maybe_none is True
+
+
 @pytest.mark.parametrize(
     "text", [OBJECT, "[1, 2, 3]", '"Comfortably Numb"', "3.5", "true", "null", "{}"]
 )
