@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, Final
 
 from evaluators.trajectory import Step
 
@@ -61,15 +61,15 @@ def _apart(a: Any, b: Any) -> bool:
         return False
 
 
-PAIRWISE_LIMIT = 8
+PAIRWISE_LIMIT: Final = 8
 """The most calls of one tool whose arguments ``call_identities`` compares pairwise."""
 
-_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
-_ARRAYS: frozenset[type] = frozenset({list, tuple})  # json.dumps writes both as arrays
-_JSON_TYPES = _SCALARS | _ARRAYS | {dict}
+_SCALARS: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None)})
+_ARRAYS: Final[frozenset[type]] = frozenset({list, tuple})  # json.dumps writes both as arrays
+_JSON_TYPES: Final = _SCALARS | _ARRAYS | {dict}
 
 
-MAX_DEPTH = 200
+MAX_DEPTH: Final = 200
 """How deep ``surely_different`` looks into nested values before it answers False (may
 be the same: ``call_key`` then decides). Real arguments are a few levels deep; the
 bound keeps the recursion far from the interpreter's limit, and from the C stack's in

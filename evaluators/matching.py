@@ -19,7 +19,7 @@ All functions are pure and take sequences, so they are cheap to test and reuse.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from evaluators.reference import ExpectedStep
 from evaluators.trajectory import Step, StepKind, Trajectory
@@ -38,7 +38,7 @@ ArgsMode = Literal["auto", "exact", "ignore"]
 
 # How instrumentations qualify a tool with its plugin or server: ``mcp__store__refund``,
 # ``store__refund``, ``store.refund``, ``store/refund``, ``Store-refund``.
-_NAMESPACE_SEPARATORS = ("__", ".", "/", "-")
+_NAMESPACE_SEPARATORS: Final = ("__", ".", "/", "-")
 
 
 def bare_name(name: str) -> str:
@@ -91,7 +91,7 @@ def _exact_args(expected: ExpectedStep, step: Step) -> bool:
     )
 
 
-_SHORTHAND_MATCHERS: dict[str, CallMatcher] = {
+_SHORTHAND_MATCHERS: Final[dict[str, CallMatcher]] = {
     "ignore": same_call,
     "auto": _auto_args,
     "exact": _exact_args,

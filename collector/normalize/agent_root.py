@@ -16,6 +16,7 @@ runner's ``invoke_agent`` around the agent).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
@@ -23,9 +24,9 @@ from collector.normalize.steps import agent_name, recorded_agent_name
 from collector.normalize.tree import SpanTree, role_below
 from collector.normalize.wrappers import child_toward, unnamed_wrapper
 
-_MAX_DEPTH = 16
-_TOOL = frozenset({Role.TOOL})
-_PLUMBING = frozenset({Role.CHAIN, Role.OTHER})
+_MAX_DEPTH: Final = 16
+_TOOL: Final = frozenset({Role.TOOL})
+_PLUMBING: Final = frozenset({Role.CHAIN, Role.OTHER})
 
 
 def find_agent_root(

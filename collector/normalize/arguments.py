@@ -24,19 +24,19 @@ the text, and ``steps.load_arguments`` parses it when ``Step.args`` is first rea
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from collector.core.records import AttrValue
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
-_WRAPPER_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})
+_WRAPPER_KEYS: Final = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata"})
 # Keys frameworks pass beside a tool's own arguments: never the tool's parameters.
 # A call's options, recorded unset beside its input (BeeAI: ``run(input, options=None)``).
-_OPTION_KEYS = frozenset({"options", "config", "configuration", "settings"})
-_BOOKKEEPING_KEYS = frozenset(
+_OPTION_KEYS: Final = frozenset({"options", "config", "configuration", "settings"})
+_BOOKKEEPING_KEYS: Final = frozenset(
     {"config", "callbacks", "run_manager", "tags", "metadata", "run_id", "tool_call_id"}
 )
-_ENVELOPE_KEYS = ("kwargs", "input")
+_ENVELOPE_KEYS: Final = ("kwargs", "input")
 
 
 class Arguments(NamedTuple):
@@ -51,7 +51,7 @@ class Arguments(NamedTuple):
     keywords: Any = None  # that call's keyword arguments (an object)
 
 
-NO_ARGUMENTS = Arguments(None, None)
+NO_ARGUMENTS: Final = Arguments(None, None)
 
 
 def parse_arguments(value: AttrValue) -> Arguments:

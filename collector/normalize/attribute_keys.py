@@ -10,11 +10,13 @@ trajectories as decoding everything.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.decode.common import AttributeSelector
 from collector.normalize import errors, evidence, named_agents, retries
 from collector.normalize.conventions import FAMILIES
 
-ATTRIBUTE_SELECTOR = AttributeSelector(
+ATTRIBUTE_SELECTOR: Final = AttributeSelector(
     keys=[key for family in FAMILIES for key in family.KEYS]
     + [*errors.KEYS, *retries.KEYS, *named_agents.KEYS],
     prefixes=[prefix for family in FAMILIES for prefix in family.PREFIXES],

@@ -24,8 +24,10 @@ Which spans become steps (docs/adr/0005-normalization.md):
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import Span, Trace
-from collector.normalize import conventions
+from collector.normalize import conventions, kinds
 from collector.normalize.agent_root import find_agent_root
 from collector.normalize.detect import classify
 from collector.normalize.errors import recovered_error, status_error
@@ -58,15 +60,15 @@ from collector.normalize.tools import ARGUMENT_KEYS, ToolDraft
 from collector.normalize.tree import SpanTree
 from collector.normalize.wrappers import anonymous_agent, not_a_hop, rewraps, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
-from evaluators.trajectory import Step, StepKind, Trajectory
+from evaluators.trajectory import Step, Trajectory
 
-_LOOP_NODE_NAMES = frozenset({"model", "tools", "agent"})  # LangGraph's prebuilt agent loop
+_LOOP_NODE_NAMES: Final = frozenset({"model", "tools", "agent"})  # LangGraph's prebuilt agent loop
 # Roles a layer search stops at: another layer of a call is found below plumbing only.
-_STOPS = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
-_RUN_ROLES = _STOPS  # a trace with none of these is no agent run
-_MAX_WRAPPER_DEPTH = 16
-_NOT_A_RUN = "no_agent_spans"
-_HOP = 3  # ``_work``: a hop below (an agent, a workflow, a node), or work of both kinds
+_STOPS: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
+_RUN_ROLES: Final = _STOPS  # a trace with none of these is no agent run
+_MAX_WRAPPER_DEPTH: Final = 16
+_NOT_A_RUN: Final = "no_agent_spans"
+_HOP: Final = 3  # ``_work``: a hop below (an agent, a workflow, a node), or work of both kinds
 
 
 def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
@@ -139,7 +141,7 @@ class _Builder:
             run_spans.append(spans[self.tree.root])
         input_text = run_input(run_spans, self.llms, self._path_spans)
         output_text = run_output(run_spans, self.llms)
-        if steps and steps[-1].kind is StepKind.TOOL:  # (outputs are read only then)
+        if steps and steps[-1].kind is kinds.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
         output_text = output_text or control_output(steps)
         error = status_error(root) or status_error(agent_root)
@@ -261,7 +263,7 @@ class _Builder:
             if parent == anchor and rewraps(self.tree, self.roles, i, agent, self.mappings):
                 return None, agent, anchor  # an unnamed call wrapper around the same hop
             self.agents.setdefault(name, None)
-            self.items.append((key, plain_step(StepKind.AGENT, name, span, parent, agent)))
+            self.items.append((key, plain_step(kinds.AGENT, name, span, parent, agent)))
             return step_id, name, step_id
         elif role is Role.NODE:
             return self._node(i, key, parent, agent, anchor)
@@ -270,7 +272,7 @@ class _Builder:
             and self.families[i]
             and not wraps_work(self.tree, self._work, self._layer_above, i)
         ):
-            self.items.append((key, plain_step(StepKind.OTHER, span.name, span, parent, agent)))
+            self.items.append((key, plain_step(kinds.OTHER, span.name, span, parent, agent)))
         else:  # CHAIN, LOOP, PHANTOM, unrecognised: plumbing, looked through
             return None, agent, anchor
         return step_id, agent, anchor
@@ -286,7 +288,7 @@ class _Builder:
         if self._is_loop_node(i) or (name == agent and parent == anchor):
             return None, agent, anchor
         step_id = span.span_id.hex()
-        self.items.append((key, plain_step(StepKind.AGENT, name, span, parent, agent)))
+        self.items.append((key, plain_step(kinds.AGENT, name, span, parent, agent)))
         if holds_agent(self.tree, self.roles, i):  # a sub-agent's run, not a graph step
             self.agents.setdefault(name, None)
             return step_id, name, step_id
@@ -388,5 +390,5 @@ def _unreadable(span: Span, parent: str | None, agent: str | None, reason: str) 
     start: object = span.start_unix_nano
     when = start if isinstance(start, int) else 0
     error = f"evald could not read this span: {reason}"
-    return Step(StepKind.OTHER, name if isinstance(name, str) else "", span.span_id.hex(),
+    return Step(kinds.OTHER, name if isinstance(name, str) else "", span.span_id.hex(),
                 parent, when, 0.0, error=error, agent=agent)  # fmt: skip

@@ -35,7 +35,7 @@ the tool drafts (no parsing); nothing else is read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import parse_arguments
@@ -47,9 +47,9 @@ from collector.normalize.values import first, json_object, scalar_text, text
 if TYPE_CHECKING:  # (``tools`` reads this module)
     from collector.normalize.tools import ToolDraft
 
-SUCCESS_KEY = "success"
-ERROR_KEY = "error"
-_FALSE = ("false", "False")  # (and False itself: not 0, which equals False)
+SUCCESS_KEY: Final = "success"
+ERROR_KEY: Final = "error"
+_FALSE: Final = ("false", "False")  # (and False itself: not 0, which equals False)
 
 
 def complete_calls(

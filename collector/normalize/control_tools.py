@@ -10,8 +10,9 @@ Asked for every tool step: exact names and ``prefix*`` globs are answered withou
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+from typing import Final
 
-_GLOB_CHARS = frozenset("*?[")
+_GLOB_CHARS: Final = frozenset("*?[")
 
 
 class InternalTools:
@@ -35,7 +36,7 @@ class InternalTools:
         return any(fnmatchcase(name, pattern) for pattern in self.others)
 
 
-_CACHE: dict[tuple[str, ...], InternalTools] = {}
+_CACHE: Final[dict[tuple[str, ...], InternalTools]] = {}
 
 
 def internal_tools(patterns: tuple[str, ...]) -> InternalTools:

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from typing import Final
 
+from collector.normalize import kinds
 from collector.normalize.values import holds_text
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
-_MAX_BACK = 128  # steps looked back from a hop for a call that ran it
-_SLACK_NS = 1_000  # rounding of ``duration_s`` when one span's end is compared with another's
+_MAX_BACK: Final = 128  # steps looked back from a hop for a call that ran it
+# Rounding of ``duration_s`` when one span's end is compared with another's.
+_SLACK_NS: Final = 1_000
 
 Texts = Callable[[str], tuple[str | None, str | None]]
 """A model call's (request text, reply text), by its step's span id."""
@@ -32,7 +35,7 @@ class ModelCalls:
         self._starts: dict[str, list[int]] = {}
         self._ids: dict[str, list[str]] = {}
         for step in steps:
-            if step.kind is StepKind.LLM and step.agent and step.span_id:
+            if step.kind is kinds.LLM and step.agent and step.span_id:
                 self._starts.setdefault(step.agent, []).append(step.start_unix_nano)
                 self._ids.setdefault(step.agent, []).append(step.span_id)
 
@@ -65,7 +68,7 @@ def ran_beside(steps: tuple[Step, ...], h: int, texts: Texts, calls: ModelCalls)
     found: list[int] = []
     for n in range(h - 1, max(-1, h - 1 - _MAX_BACK), -1):
         step = steps[n]
-        if step.kind is not StepKind.TOOL or not step.executed or step.agent == hop.name:
+        if step.kind is not kinds.TOOL or not step.executed or step.agent == hop.name:
             continue
         if step.start_unix_nano > start or end_of(step) + _SLACK_NS < end:
             continue
@@ -94,7 +97,7 @@ def _own_request(steps: tuple[Step, ...], n: int, texts: Texts) -> str | None:
     agent = steps[n].agent
     for m in range(n - 1, max(-1, n - 1 - _MAX_BACK), -1):
         step = steps[m]
-        if step.kind is StepKind.LLM and step.agent == agent:
+        if step.kind is kinds.LLM and step.agent == agent:
             own, _ = texts(step.span_id)
             return own.strip() if own else None
     return None

@@ -12,6 +12,7 @@ is such a report.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 # Plain-text results that open with an error word, up to the first colon:
 # "Error: …", "Error executing tool refund: …", "StoreError: …", "ERROR - …"; or an
@@ -20,7 +21,7 @@ import re
 # options:"). Not any colon or hyphen within 120 characters: "Error rates for the
 # checkout service stayed below the 0.1% objective for the week of March 12: …" is
 # no error.
-_ERROR_OPENING = re.compile(
+_ERROR_OPENING: Final = re.compile(
     r"\A\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|ERROR)\b"
     r"(?:[^\n:]{0,80}[:\-]|[^\n:.]{0,80}\.\s[^\n:]{0,120}:)"
 )
@@ -30,16 +31,16 @@ _ERROR_OPENING = re.compile(
 # text that opens by saying something failed whose next sentence opens with an error
 # word up to a colon (Haystack's ToolInvoker: "Failed to invoke Tool `refund` with
 # parameters {...}. Error: RefundWindowExpired: ...").
-_ERROR_SENTENCE = re.compile(
+_ERROR_SENTENCE: Final = re.compile(
     r"\A\s*(?:(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred"
     r"(?: while| during| when|[.:!]|\s*$)"
     r"|Failed to\b[^\n]{0,400}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
 )
-_MAX_SENTENCE_CHARS = 600
-_OPENING_CHARS = 64  # where those sentences must begin, quotes and white space allowed
-_AFTER_ERROR_FIELD = frozenset("\"'\\=")
-_OPENING = frozenset("\"'\\")
-_SPACE_ESCAPES = frozenset("nrtfv")
+_MAX_SENTENCE_CHARS: Final = 600
+_OPENING_CHARS: Final = 64  # where those sentences must begin, quotes and white space allowed
+_AFTER_ERROR_FIELD: Final = frozenset("\"'\\=")
+_OPENING: Final = frozenset("\"'\\")
+_SPACE_ESCAPES: Final = frozenset("nrtfv")
 
 
 def error_text(text: str) -> str | None:

@@ -9,22 +9,25 @@ default): the message is whatever the span says, never invented.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from collector.core.records import Span, StatusCode
+from collector.normalize import kinds
 from collector.normalize.values import text
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
-ERROR_TYPE = "error.type"
-TOOL_STATUS = "gen_ai.tool.status"  # Strands
+ERROR_TYPE: Final = "error.type"
+TOOL_STATUS: Final = "gen_ai.tool.status"  # Strands
 # Langfuse's own error record (``level`` ERROR with ``status_message``): its JS SDK v4
 # sets only these on a failed observation, not the span status (its Python SDK sets both).
-LEVEL = "langfuse.observation.level"
-LEVEL_MESSAGE = "langfuse.observation.status_message"
-KEYS: tuple[str, ...] = (ERROR_TYPE, TOOL_STATUS, LEVEL, LEVEL_MESSAGE)
-EXCEPTION_EVENT = "exception"
-GENERIC = "error"  # the error of a failure recorded without a message
-_STATUS_ERROR = int(StatusCode.ERROR)  # a plain int: enum member lookups cost ~0.1 µs in 3.11
-_STATUS_OK = int(StatusCode.OK)
+LEVEL: Final = "langfuse.observation.level"
+LEVEL_MESSAGE: Final = "langfuse.observation.status_message"
+KEYS: Final[tuple[str, ...]] = (ERROR_TYPE, TOOL_STATUS, LEVEL, LEVEL_MESSAGE)
+EXCEPTION_EVENT: Final = "exception"
+GENERIC: Final = "error"  # the error of a failure recorded without a message
+# Plain ints: enum member lookups cost ~0.1 µs in 3.11.
+_STATUS_ERROR: Final = int(StatusCode.ERROR)
+_STATUS_OK: Final = int(StatusCode.OK)
 
 
 def exception_message(span: Span) -> str | None:
@@ -106,10 +109,10 @@ def recovered_error(error: str | None, steps: Sequence[Step], answered: bool) ->
         return error
     failed_at = -1
     for index, step in enumerate(steps):
-        if step.kind is StepKind.TOOL and step.error == error:
+        if step.kind is kinds.TOOL and step.error == error:
             failed_at = index
     if failed_at < 0:
         return error
     later = steps[failed_at + 1 :]
-    recovered = any(step.kind is StepKind.LLM and step.error is None for step in later)
+    recovered = any(step.kind is kinds.LLM and step.error is None for step in later)
     return None if recovered else error

@@ -13,6 +13,8 @@ per-token spans have the same shape.)
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.normalize.conventions import langfuse, mlflow
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, Role
@@ -21,10 +23,10 @@ from collector.normalize.tools import NAME_KEYS as TOOL_NAME_KEYS
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import first
 
-EVENT_ROLES = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW})
+EVENT_ROLES: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW})
 # What names a tool span: a name attribute, or a convention whose tools are named by
 # their span name (Langfuse and MLflow observations: the type is on every one).
-_TOOL_IDENTITY = (*TOOL_NAME_KEYS, langfuse.TYPE, mlflow.SPAN_TYPE)
+_TOOL_IDENTITY: Final = (*TOOL_NAME_KEYS, langfuse.TYPE, mlflow.SPAN_TYPE)
 
 
 def is_event_span(tree: SpanTree, roles: list[Role], i: int, mappings: Mappings | None) -> bool:

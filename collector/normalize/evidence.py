@@ -20,7 +20,7 @@ nothing for a span whose name has no dot; else a few dict lookups per unclassifi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.errors import GENERIC
@@ -36,16 +36,16 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import json_object, text
 
-TOOL_NAME = ".tool.name"
-TOOL_INPUT = ".tool.input"
-TOOL_OUTPUT = ".tool.output"
-TOOL_ERROR = ".tool.error"
-LLM_INPUT = ".llm.input"
-LLM_OUTPUT = ".llm.output"
-SUFFIXES = (TOOL_NAME, TOOL_INPUT, TOOL_OUTPUT, TOOL_ERROR, LLM_INPUT, LLM_OUTPUT)
+TOOL_NAME: Final = ".tool.name"
+TOOL_INPUT: Final = ".tool.input"
+TOOL_OUTPUT: Final = ".tool.output"
+TOOL_ERROR: Final = ".tool.error"
+LLM_INPUT: Final = ".llm.input"
+LLM_OUTPUT: Final = ".llm.output"
+SUFFIXES: Final = (TOOL_NAME, TOOL_INPUT, TOOL_OUTPUT, TOOL_ERROR, LLM_INPUT, LLM_OUTPUT)
 
 
-_MAX_SEGMENTS = 8  # namespaces are short; a long dotted name is no namespace
+_MAX_SEGMENTS: Final = 8  # namespaces are short; a long dotted name is no namespace
 
 
 def _namespaces(span: Span) -> list[str]:

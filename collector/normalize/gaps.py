@@ -9,23 +9,24 @@ from __future__ import annotations
 
 from typing import Final
 
+from collector.normalize import kinds
 from evaluators.lazy import LazyValue
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
 # The stored fields, read without parsing them (``Step.args`` / ``Step.result`` would).
 _ARGS: Final = 6
 _RESULT: Final = 7
 
-TOOL_ARGS = "tool_args"
-TOOL_RESULTS = "tool_results"
-INPUT = "input"
-OUTPUT = "output"
-SESSION_ID = "session_id"
-CONTENT = "content"
-DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
+TOOL_ARGS: Final = "tool_args"
+TOOL_RESULTS: Final = "tool_results"
+INPUT: Final = "input"
+OUTPUT: Final = "output"
+SESSION_ID: Final = "session_id"
+CONTENT: Final = "content"
+DUPLICATE_INSTRUMENTATION: Final = "duplicate_instrumentation"
 # Tools ran (a model call was sent their results) that no step and no model request
 # records: which, with what arguments and in what order is unknown.
-TOOL_CALLS = "tool_calls"
+TOOL_CALLS: Final = "tool_calls"
 
 
 def gaps_of(
@@ -50,12 +51,12 @@ def gaps_of(
     tools = succeeded = llms = False
     args = results = False  # some executed tool step recorded arguments / a result
     for step in steps:
-        if step.kind is StepKind.TOOL and step.executed:
+        if step.kind is kinds.TOOL and step.executed:
             tools = True
             args = args or _recorded(step[_ARGS])
             results = results or _recorded(step[_RESULT])
             succeeded = succeeded or step.error is None
-        elif step.kind is StepKind.LLM:
+        elif step.kind is kinds.LLM:
             llms = True
     if tools and not args:
         found.append(TOOL_ARGS)

@@ -57,20 +57,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from typing import Final
 
+from collector.normalize import kinds
 from collector.normalize.delegations import ModelCalls, Texts, ran_beside
 from collector.normalize.instruction_switch import switched_instructions
 from collector.normalize.join import LlmCall
 from collector.normalize.run_text import llm_texts
 from collector.normalize.step_records import EXECUTED, KIND, with_fields
 from collector.normalize.values import holds_text
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
-_MAX_SCAN = 32  # steps looked back from a hop for its batch (parallel calls)
-_SMALL_RESULT = 2  # fields of a result object that may only say where the run went
-_NOT_SLUG = re.compile(r"[^0-9a-z]+")
+_MAX_SCAN: Final = 32  # steps looked back from a hop for its batch (parallel calls)
+_SMALL_RESULT: Final = 2  # fields of a result object that may only say where the run went
+_NOT_SLUG: Final = re.compile(r"[^0-9a-z]+")
 # Methods that run an agent, whose names instrumentations append to the agent's object's.
-_RUN_METHODS = frozenset(
+_RUN_METHODS: Final = frozenset(
     {"run", "arun", "run_sync", "invoke", "ainvoke", "forward", "aforward", "kickoff", "execute"}
 )
 
@@ -96,7 +98,7 @@ def mark_handoffs(
     hops = [
         n
         for n, step in enumerate(steps)
-        if step.kind is StepKind.AGENT and step.name and step.name in agents
+        if step.kind is kinds.AGENT and step.name and step.name in agents
     ]
     if not hops:
         return steps
@@ -122,7 +124,7 @@ def mark_handoffs(
     changed = list(steps)
     for n in marked:
         ran = {EXECUTED: True} if n in ran_by_hop else {}
-        changed[n] = with_fields(steps[n], {KIND: StepKind.CONTROL, **ran})
+        changed[n] = with_fields(steps[n], {KIND: kinds.CONTROL, **ran})
     return tuple(changed)
 
 
@@ -131,7 +133,7 @@ def _same_steering(steps: tuple[Step, ...], marked: set[int]) -> list[int]:
     pairs = {(steps[n].agent, steps[n].name) for n in marked}
     calls: dict[tuple[str | None, str], list[int]] = {}
     for n, step in enumerate(steps):
-        if step.kind is StepKind.TOOL and (step.agent, step.name) in pairs:
+        if step.kind is kinds.TOOL and (step.agent, step.name) in pairs:
             calls.setdefault((step.agent, step.name), []).append(n)
     found: list[int] = []
     for group in calls.values():
@@ -152,12 +154,12 @@ def _batch_before(steps: tuple[Step, ...], hop: int) -> tuple[list[int], list[in
     n = hop - 1
     while n >= 0 and hop - n <= _MAX_SCAN:
         step = steps[n]
-        if step.kind is StepKind.TOOL or step.kind is StepKind.CONTROL:
+        if step.kind is kinds.TOOL or step.kind is kinds.CONTROL:
             if closing is not None and step.agent != closing:
                 break
-            if step.kind is StepKind.TOOL:
+            if step.kind is kinds.TOOL:
                 (executed if step.executed else requests).append(n)
-        elif step.kind is StepKind.LLM and closing is None and not executed:
+        elif step.kind is kinds.LLM and closing is None and not executed:
             closing = step.agent or ""
         else:
             break

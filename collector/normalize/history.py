@@ -22,7 +22,7 @@ message shapes instrumentations record:
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from collector.core.records import Span
 from collector.normalize.conventions import genai_events, traceloop
@@ -39,10 +39,10 @@ from collector.normalize.react import transcript_steps
 from collector.normalize.results import ToolResult, parse_result, result_of
 from collector.normalize.values import INVALID, event_attribute, parse_json, structured
 
-INPUT_MESSAGES = "gen_ai.input.messages"
-DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-INPUT_VALUE = "input.value"
-_MAX_MESSAGES = 4096  # bounds the walk over one history on hostile data
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
+INPUT_VALUE: Final = "input.value"
+_MAX_MESSAGES: Final = 4096  # bounds the walk over one history on hostile data
 
 
 class Answer(NamedTuple):

@@ -31,9 +31,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
+from collector.normalize import kinds
 from collector.normalize.conventions import genai_events
 from collector.normalize.conventions.genai import INPUT_MESSAGES
 from collector.normalize.conventions.openinference import INPUT_MESSAGES as OI_MESSAGES
@@ -41,16 +42,16 @@ from collector.normalize.join import LlmCall
 from collector.normalize.messages import message_list, role_of, text_of
 from collector.normalize.step_records import AGENT, KIND, with_fields
 from collector.normalize.values import holds_text
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
-_SAME_START = 64  # characters of two prompts compared: different agents differ early
-_OPENING = 256  # characters of a JSON history holding the first message's opening
-_NAME = re.compile(r"[^\W\d_][\w .:-]{2,63}")  # one line, a letter first, 3 to 64
-_INSTRUCTION_ROLES = frozenset({"system", "developer"})
-_DECODER = json.JSONDecoder()
-_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's (json.decoder.WHITESPACE)
-_FIRST_ROLE = f"{OI_MESSAGES}0.message.role"
-_FIRST_CONTENT = f"{OI_MESSAGES}0.message.content"
+_SAME_START: Final = 64  # characters of two prompts compared: different agents differ early
+_OPENING: Final = 256  # characters of a JSON history holding the first message's opening
+_NAME: Final = re.compile(r"[^\W\d_][\w .:-]{2,63}")  # one line, a letter first, 3 to 64
+_INSTRUCTION_ROLES: Final = frozenset({"system", "developer"})
+_DECODER: Final = json.JSONDecoder()
+_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")  # JSON's (json.decoder.WHITESPACE)
+_FIRST_ROLE: Final = f"{OI_MESSAGES}0.message.role"
+_FIRST_CONTENT: Final = f"{OI_MESSAGES}0.message.content"
 
 
 def switched_instructions(
@@ -69,7 +70,7 @@ def switched_instructions(
     # The model calls in order, each with the start of its instructions (None: unread).
     models: list[tuple[int, str | None]] = []
     for k, step in enumerate(steps):
-        if step.kind is StepKind.LLM:
+        if step.kind is kinds.LLM:
             llm = calls.get(step.span_id)
             found = instructions(llm) if llm is not None else None
             models.append((k, found[:_SAME_START] if found is not None else None))
@@ -86,7 +87,7 @@ def switched_instructions(
                 switches.append((k, name))
     changed = list(steps)
     for n, (k, name) in enumerate(switches):
-        changed[k] = with_fields(changed[k], {KIND: StepKind.CONTROL})
+        changed[k] = with_fields(changed[k], {KIND: kinds.CONTROL})
         # X's steps run up to the next hand-over, which X makes (so it is X's too)
         end = switches[n + 1][0] + 1 if n + 1 < len(switches) else len(steps)
         for j in range(k + 1, end):
@@ -121,7 +122,7 @@ def _opening(llm: LlmCall) -> str | None:
 def _echoes_a_name(step: Step) -> str | None:
     """The name among an executed, successful tool call's argument values that its
     result holds too, if there is one."""
-    if step.kind is not StepKind.TOOL or not step.executed or step.error is not None:
+    if step.kind is not kinds.TOOL or not step.executed or step.error is not None:
         return None
     args, result = step.args, step.result
     if not isinstance(args, dict) or result is None:

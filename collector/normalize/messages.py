@@ -15,15 +15,15 @@ One message list reader serves every convention, because the shapes overlap:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from collector.normalize.reprs import looks_like_object_repr, object_repr
 from collector.normalize.values import INVALID, json_ready, parse_json
 
-USER_ROLES = frozenset({"user", "human"})
-ASSISTANT_ROLES = frozenset({"assistant", "ai", "model"})
-_LC_CLASS_ROLES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool"}
-_MAX_DEPTH = 8  # wrappers nest a few levels at most; deeper data is not a message list
+USER_ROLES: Final = frozenset({"user", "human"})
+ASSISTANT_ROLES: Final = frozenset({"assistant", "ai", "model"})
+_LC_CLASS_ROLES: Final = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool"}
+_MAX_DEPTH: Final = 8  # wrappers nest a few levels at most; deeper data is not a message list
 
 
 class RequestedCall(NamedTuple):

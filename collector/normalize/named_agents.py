@@ -14,15 +14,17 @@ Such a span is read as agent X's run; the hand-over then has a hop to hand over 
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.normalize import conventions
 from collector.normalize.handoffs import slug
 from collector.normalize.roles import Role
 from collector.normalize.tree import SpanTree, role_below
 
-NAME = "name"
-KEYS: tuple[str, ...] = (NAME,)
-_MAX_DEPTH = 8  # levels below a candidate looked through for a model call
-_LLM = frozenset({Role.LLM})
+NAME: Final = "name"
+KEYS: Final[tuple[str, ...]] = (NAME,)
+_MAX_DEPTH: Final = 8  # levels below a candidate looked through for a model call
+_LLM: Final = frozenset({Role.LLM})
 
 
 def confirmed_agents(tree: SpanTree, roles: list[Role]) -> dict[int, str]:

@@ -10,16 +10,17 @@ JSON when they are, else kept as text.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from collector.normalize.messages import RequestedCall, requested
 
-_MAX_CHARS = 256 * 1024
-_NEXT = r"(?=\n(?:Thought|Action|Action Input|Observation|Final Answer)\s*:|\Z)"
-_ACTION = re.compile(
+_MAX_CHARS: Final = 256 * 1024
+_NEXT: Final = r"(?=\n(?:Thought|Action|Action Input|Observation|Final Answer)\s*:|\Z)"
+_ACTION: Final = re.compile(
     r"^Action\s*:\s*(?P<name>[^\n]+?)\s*\nAction Input\s*:\s*(?P<input>.*?)" + _NEXT,
     re.S | re.M,
 )
-_OBSERVATION = re.compile(r"^Observation\s*:\s*(?P<text>.*?)" + _NEXT, re.S | re.M)
+_OBSERVATION: Final = re.compile(r"^Observation\s*:\s*(?P<text>.*?)" + _NEXT, re.S | re.M)
 
 
 def transcript_calls(text: str) -> list[RequestedCall]:

@@ -16,14 +16,16 @@ pairs a call with the answer of its id after the last user message.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from collector.core.records import Span
+from collector.normalize import kinds
 from collector.normalize.history import INPUT_MESSAGES, Answer, Message, history
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import USER_ROLES, RequestedCall
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
-SOURCE = "messages"
+SOURCE: Final = "messages"
 
 
 def answer_of(llms: Sequence[LlmCall], index: int, call: RequestedCall) -> Answer | None:
@@ -75,7 +77,7 @@ def rebuilt_step(llm: Step, call: RequestedCall, answer: Answer) -> Step:
     end = llm.start_unix_nano + round(llm.duration_s * 1e9)
     call_id = call.call_id or answer.call_id
     result = answer.result
-    return Step(StepKind.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args,
+    return Step(kinds.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args,
                 result.value, result.error, call_id, call.raw_args, llm.agent, True,
                 None, None, None, SOURCE)  # fmt: skip
 
@@ -158,7 +160,7 @@ def _may_answer(span: Span) -> bool:
 
 # How a tool result is written in the histories ``history`` reads (a role, a part type,
 # an id key, a Responses-API item type).
-_ANSWER_MARKERS: tuple[str, ...] = (
+_ANSWER_MARKERS: Final[tuple[str, ...]] = (
     '"tool"',
     "tool_call_response",
     "tool_call_id",
@@ -175,7 +177,7 @@ def answered_unrecorded(llms: Sequence[LlmCall], steps: Sequence[Step]) -> bool:
     history, and only for runs that record no call at all."""
     if len(llms) < 2 or any(llm.calls for llm in llms):
         return False  # (results in this turn answer a request of an earlier model call)
-    if any(step.kind is StepKind.TOOL for step in steps):
+    if any(step.kind is kinds.TOOL for step in steps):
         return False
     if not any(_may_answer(span) for span in llms[-1].spans):
         return False

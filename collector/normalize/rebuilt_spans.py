@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from typing import Final
 
+from collector.normalize import kinds
 from collector.normalize.rebuilt import SOURCE as FROM_MESSAGES
 from collector.normalize.roles import Role
 from collector.normalize.step_records import (
@@ -29,11 +31,11 @@ from collector.normalize.step_records import (
     with_fields,
 )
 from collector.normalize.tree import SpanTree
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
 # How many same-named spans in a call's window are looked at: parallel calls of one
 # tool are a handful; the bound keeps hostile traces (thousands alike) linear.
-_MAX_LOOKED = 64
+_MAX_LOOKED: Final = 64
 
 
 def timed_by_spans(
@@ -59,7 +61,7 @@ def timed_by_spans(
     for name, found in candidates.items():
         found.sort(key=lambda i: spans[i].start_unix_nano)
         starts[name] = [spans[i].start_unix_nano for i in found]
-    model_starts = sorted(step.start_unix_nano for step in steps if step.kind is StepKind.LLM)
+    model_starts = sorted(step.start_unix_nano for step in steps if step.kind is kinds.LLM)
     taken: set[int] = set()
     timed = list(steps)
     for k, step in enumerate(steps):

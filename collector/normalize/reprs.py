@@ -18,22 +18,22 @@ import ast
 import io
 import re
 import tokenize
-from typing import Any
+from typing import Any, Final
 
 from collector.normalize.values import INVALID
 
-_MAX_CHARS = 256 * 1024
+_MAX_CHARS: Final = 256 * 1024
 # pydantic's str() of a model has few tokens (a long text value is one). Tokenizing is
 # pure Python: text with more tokens is not tried (it stays text).
-_MAX_FIELDS_TOKENS = 2048
-_MAX_DEPTH = 32
-_CLASS = "__class__"
+_MAX_FIELDS_TOKENS: Final = 2048
+_MAX_DEPTH: Final = 32
+_CLASS: Final = "__class__"
 # ``<Enum.MEMBER: 'value'>`` has no Python syntax: replaced by its value first.
-_ENUM_MEMBER = re.compile(r"<[A-Za-z_][\w.]*: ('[^'\\]*'|\"[^\"\\]*\"|-?\d+)>")
-_CALL_START = re.compile(r"\s*[A-Za-z_][\w.]*\(")
-_FIELD_START = re.compile(r"\s*[A-Za-z_]\w*=[^=]")
-_OPEN = frozenset("([{")
-_CLOSE = frozenset(")]}")
+_ENUM_MEMBER: Final = re.compile(r"<[A-Za-z_][\w.]*: ('[^'\\]*'|\"[^\"\\]*\"|-?\d+)>")
+_CALL_START: Final = re.compile(r"\s*[A-Za-z_][\w.]*\(")
+_FIELD_START: Final = re.compile(r"\s*[A-Za-z_]\w*=[^=]")
+_OPEN: Final = frozenset("([{")
+_CLOSE: Final = frozenset(")]}")
 
 
 def looks_like_object_repr(raw: str) -> bool:

@@ -16,7 +16,7 @@ object as its input, and then once: the builder reuses them (``requested``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from collector.normalize import conventions
 from collector.normalize.messages import RequestedCall
@@ -24,9 +24,9 @@ from collector.normalize.roles import Role
 from collector.normalize.tree import SpanTree, role_below
 from collector.normalize.values import first, json_object
 
-_CANDIDATES = frozenset({Role.CHAIN, Role.OTHER})
-_WORK = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
-_MAX_DEPTH = 8
+_CANDIDATES: Final = frozenset({Role.CHAIN, Role.OTHER})
+_WORK: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
+_MAX_DEPTH: Final = 8
 
 Requested: TypeAlias = dict[int, list[RequestedCall]]  # model span index → its requests
 

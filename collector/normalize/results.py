@@ -36,7 +36,7 @@ call id, so that its value can be parsed on first read (``load_value``; ADR 0019
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from collector.core.records import AttrValue
 from collector.normalize.error_text import error_hint, error_text
@@ -49,20 +49,20 @@ from collector.normalize.reprs import (
 )
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
-_OUTPUT_WRAPPER_KEYS = frozenset({"output", "kwargs"})
-_CALL_KEYS = ("tool_name", "raw_input")  # beside ``raw_output``: a record of the call
-_CALL_ID_KEYS = ("tool_call_id", "tool_id")  # beside a nested record
+_OUTPUT_WRAPPER_KEYS: Final = frozenset({"output", "kwargs"})
+_CALL_KEYS: Final = ("tool_name", "raw_input")  # beside ``raw_output``: a record of the call
+_CALL_ID_KEYS: Final = ("tool_call_id", "tool_id")  # beside a nested record
 # The fields of a function response (``google.genai.types.FunctionResponse``): the call
 # id, the tool's name, what it returned; the rest is scheduling and multimodal parts.
-_FUNCTION_RESPONSE_KEYS = frozenset(
+_FUNCTION_RESPONSE_KEYS: Final = frozenset(
     {"id", "name", "response", "will_continue", "scheduling", "parts"}
 )
-_ERROR_MESSAGE_KEYS = ("error_message", "error", "message")
-_ERROR_FLAGS = ("is_error", "isError", "error")
-_CONTENT_KEYS = ("content", "result", "text", "output")
-_TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
+_ERROR_MESSAGE_KEYS: Final = ("error_message", "error", "message")
+_ERROR_FLAGS: Final = ("is_error", "isError", "error")
+_CONTENT_KEYS: Final = ("content", "result", "text", "output")
+_TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "annotations"})
 # Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
-_LETTER_ESCAPE = re.compile(r"\\[uUxN0-7]")
+_LETTER_ESCAPE: Final = re.compile(r"\\[uUxN0-7]")
 
 
 class ToolResult(NamedTuple):
@@ -73,7 +73,7 @@ class ToolResult(NamedTuple):
     error: str | None = None  # an error reported inside the result (status OK/UNSET)
 
 
-NO_RESULT = ToolResult(None)
+NO_RESULT: Final = ToolResult(None)
 
 
 def parse_result(value: AttrValue, tool: str | None = None) -> ToolResult:

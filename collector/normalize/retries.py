@@ -10,13 +10,16 @@ counts an attempt above one.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import Span
+from collector.normalize import kinds
 from collector.normalize.step_records import ATTEMPTS, DURATION, START, with_fields
 from collector.normalize.values import integer
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
-ATTEMPT_KEYS = ("tool.run_attempts", "gen_ai.tool.call.attempt", "retry.attempt")
-KEYS: tuple[str, ...] = ATTEMPT_KEYS
+ATTEMPT_KEYS: Final = ("tool.run_attempts", "gen_ai.tool.call.attempt", "retry.attempt")
+KEYS: Final[tuple[str, ...]] = ATTEMPT_KEYS
 
 
 def attempt_number(span: Span | None) -> int:
@@ -59,7 +62,7 @@ def fold(steps: list[tuple[Step, int]]) -> list[Step]:
 
 
 def _retry_of(earlier: Step, later: Step, attempt: int) -> bool:
-    if later.kind is not StepKind.TOOL or earlier.kind is not StepKind.TOOL:
+    if later.kind is not kinds.TOOL or earlier.kind is not kinds.TOOL:
         return False
     if not (earlier.executed and later.executed) or earlier.name != later.name:
         return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Final
 
 
 class Role(IntEnum):
@@ -19,25 +20,25 @@ class Role(IntEnum):
     OTHER = 9  # no convention recognised it
 
 
-AGENTIC = frozenset({Role.AGENT, Role.WORKFLOW})
-LEAF_ROLES = frozenset({Role.LLM, Role.TOOL})  # the run's work: model and tool calls
+AGENTIC: Final = frozenset({Role.AGENT, Role.WORKFLOW})
+LEAF_ROLES: Final = frozenset({Role.LLM, Role.TOOL})  # the run's work: model and tool calls
 """Roles that name an agent (or a workflow of agents) for the spans below them."""
 
 # Convention names reported in ``Trajectory.conventions``, in this order.
-OTEL_GENAI = "otel_genai"
-OPENINFERENCE = "openinference"
-TRACELOOP = "traceloop"
-VERCEL_AI = "vercel_ai"
-LANGSMITH = "langsmith"
-GOOGLE_ADK = "google_adk"
-STRANDS = "strands"
-LANGFUSE = "langfuse"
-MLFLOW = "mlflow"
-GENKIT = "genkit"
-AGENTOPS = "agentops"
-CUSTOM = "custom"
-EVIDENCE = "evidence"
-CONVENTION_ORDER = (
+OTEL_GENAI: Final = "otel_genai"
+OPENINFERENCE: Final = "openinference"
+TRACELOOP: Final = "traceloop"
+VERCEL_AI: Final = "vercel_ai"
+LANGSMITH: Final = "langsmith"
+GOOGLE_ADK: Final = "google_adk"
+STRANDS: Final = "strands"
+LANGFUSE: Final = "langfuse"
+MLFLOW: Final = "mlflow"
+GENKIT: Final = "genkit"
+AGENTOPS: Final = "agentops"
+CUSTOM: Final = "custom"
+EVIDENCE: Final = "evidence"
+CONVENTION_ORDER: Final = (
     OTEL_GENAI,
     OPENINFERENCE,
     TRACELOOP,

@@ -27,15 +27,17 @@ An unrecognised root (``Role.OTHER``) is named only by its attributes.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
 from collector.normalize.steps import agent_name, node_name, recorded_agent_name
 from collector.normalize.tree import SpanTree, role_below
 
-_MAX_DEPTH = 8  # plumbing levels looked through below a workflow for its agents
-_MIN_SUPERVISOR_NODES = 3  # supervisor, a worker, supervisor again
-_MAX_HOLD_DEPTH = 16  # levels below a node looked through for an agent
-_HOLDERS = AGENTIC | {Role.NODE}
+_MAX_DEPTH: Final = 8  # plumbing levels looked through below a workflow for its agents
+_MIN_SUPERVISOR_NODES: Final = 3  # supervisor, a worker, supervisor again
+_MAX_HOLD_DEPTH: Final = 16  # levels below a node looked through for an agent
+_HOLDERS: Final = AGENTIC | {Role.NODE}
 
 
 def run_agents(

@@ -22,6 +22,7 @@ spans (and, for the answer, to the last model call's spans):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.conventions import genai
@@ -29,10 +30,10 @@ from collector.normalize.event_text import log_records
 from collector.normalize.join import LlmCall
 from collector.normalize.values import first, text
 
-_MODEL_KEYS = (genai.RESPONSE_MODEL, genai.REQUEST_MODEL)
+_MODEL_KEYS: Final = (genai.RESPONSE_MODEL, genai.REQUEST_MODEL)
 # The GenAI keys of an agent's own text, which a log line may repeat: never the request.
-_AGENTS_OWN_TEXT = frozenset({"gen_ai.system_instructions", "gen_ai.agent.description"})
-_MIN_ID = 8  # characters of an id a record shares with the run (a session, a user)
+_AGENTS_OWN_TEXT: Final = frozenset({"gen_ai.system_instructions", "gen_ai.agent.description"})
+_MIN_ID: Final = 8  # characters of an id a record shares with the run (a session, a user)
 
 
 def answer_from_records(run_spans: Sequence[Span], last: LlmCall) -> str | None:

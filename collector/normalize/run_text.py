@@ -16,7 +16,7 @@ syntax is assumed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize import conventions
@@ -26,11 +26,11 @@ from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES, role_of, t
 from collector.normalize.run_records import answer_from_records, request_from_records
 from collector.normalize.values import INVALID, first, parse_json, text
 
-_MAX_FIELDS = 64
+_MAX_FIELDS: Final = 64
 # Where a run span records its input / output object (OpenInference, MLflow).
-_RUN_INPUT_OBJECTS = (openinference.INPUT_VALUE, mlflow.INPUTS)
-_RUN_OUTPUT_OBJECTS = (openinference.OUTPUT_VALUE, mlflow.OUTPUTS)
-_QUOTES = ('"""', "'''", '"', "'")  # a string literal in code the model wrote
+_RUN_INPUT_OBJECTS: Final = (openinference.INPUT_VALUE, mlflow.INPUTS)
+_RUN_OUTPUT_OBJECTS: Final = (openinference.OUTPUT_VALUE, mlflow.OUTPUTS)
+_QUOTES: Final = ('"""', "'''", '"', "'")  # a string literal in code the model wrote
 
 
 def run_input(
@@ -111,7 +111,7 @@ def _echoes_request(span: Span, found: str, llms: Sequence[LlmCall]) -> bool:
     return False
 
 
-_MAX_SIDE_MESSAGES = 256
+_MAX_SIDE_MESSAGES: Final = 256
 
 
 def _answer_inside(run_spans: Sequence[Span], reply: str) -> str | None:

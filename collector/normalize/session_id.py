@@ -17,6 +17,7 @@ copies its thread id into ``session.id`` even for one-shot runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from collector.core.records import Span, Trace
 from collector.normalize.conventions import (
@@ -33,7 +34,7 @@ from collector.normalize.mappings import Mappings
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import scalar_text
 
-SESSION_KEYS = (
+SESSION_KEYS: Final = (
     genai.CONVERSATION_ID,
     adk.SESSION_ID,
     openinference.SESSION_ID,
@@ -46,7 +47,7 @@ SESSION_KEYS = (
 
 
 # An absent value written as text (Logfire records a None ``group_id`` as "null"): no id.
-_ABSENT = frozenset({"null", "None", "undefined", "nil"})
+_ABSENT: Final = frozenset({"null", "None", "undefined", "nil"})
 
 
 def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import itemgetter
 
-from collector.normalize import conventions
+from collector.normalize import conventions, kinds
 from collector.normalize.control_tools import internal_tools as matcher_of
 from collector.normalize.history import Answer, input_messages
 from collector.normalize.join import Joined, LlmCall, join, unexecuted
@@ -23,7 +23,7 @@ from collector.normalize.retries import attempt_number, fold
 from collector.normalize.step_records import CALL_ID, ERROR, KIND, RESULT, with_fields
 from collector.normalize.steps import tool_step, unexecuted_step
 from collector.normalize.tools import ToolDraft
-from evaluators.trajectory import Step, StepKind
+from evaluators.trajectory import Step
 
 SortKey = tuple[int, int, int]  # start time, tree-order rank, 0 (or 1+n: unexecuted call n)
 Item = Step | ToolDraft | LlmCall
@@ -56,7 +56,7 @@ def ordered_steps(
             if read.call_id is not None:  # (an id the history gave depends on ``call_ids``)
                 step = _with_shown_result(step, link, llms, index_of)
             if internal.matches(step.name):
-                step = with_fields(step, {KIND: StepKind.CONTROL})
+                step = with_fields(step, {KIND: kinds.CONTROL})
             attempt = attempt_number(item.span)
             retried = retried or attempt > 1 or step.error is not None
             out.append((key, step, attempt))
@@ -239,12 +239,12 @@ def control_output(steps: tuple[Step, ...]) -> str | None:
     later_hop = False  # a control step an agent came after handed over to it, or ran it
     for n in range(len(steps) - 1, -1, -1):  # (mypyc: no reversed() over steps)
         step = steps[n]
-        if step.kind is StepKind.AGENT:
+        if step.kind is kinds.AGENT:
             later_hop = True
             continue
         if later_hop:
             continue
-        if step.kind is StepKind.CONTROL and isinstance(step.args, dict) and len(step.args) == 1:
+        if step.kind is kinds.CONTROL and isinstance(step.args, dict) and len(step.args) == 1:
             value = next(iter(step.args.values()))
             if isinstance(value, str) and value:
                 return value
@@ -261,14 +261,14 @@ def answer_tool(steps: tuple[Step, ...], outputs: Sequence[str]) -> tuple[Step, 
     if not outputs or len(steps) < 2:
         return steps
     last = steps[-1]
-    if last.kind is not StepKind.TOOL:
+    if last.kind is not kinds.TOOL:
         return steps
     text = _lone_text(last.args)
     if text is None or all(text != output.strip() for output in outputs):
         return steps
-    if not any(step.kind is StepKind.LLM for step in steps):
+    if not any(step.kind is kinds.LLM for step in steps):
         return steps
-    return (*steps[:-1], with_fields(last, {KIND: StepKind.CONTROL}))
+    return (*steps[:-1], with_fields(last, {KIND: kinds.CONTROL}))
 
 
 def _lone_text(args: object) -> str | None:

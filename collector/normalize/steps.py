@@ -6,9 +6,10 @@ construction costs ~60 % more, once per span in the hot path.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
+from collector.normalize import kinds
 from collector.normalize.arguments import Arguments, bind, by_position, chosen, parse_arguments
 from collector.normalize.conventions import (
     agentops,
@@ -31,7 +32,7 @@ from collector.normalize.tools import ToolDraft, parameter_names, single_paramet
 from collector.normalize.values import first, integer, scalar_text
 from evaluators.trajectory import Step, StepKind
 
-AGENT_NAME_KEYS = (
+AGENT_NAME_KEYS: Final = (
     genai.AGENT_NAME,
     openinference.AGENT_NAME,
     genai.WORKFLOW_NAME,
@@ -40,17 +41,21 @@ AGENT_NAME_KEYS = (
     traceloop.ENTITY_NAME,
     openinference.NODE_ID,
 )
-MODEL_KEYS = (
+MODEL_KEYS: Final = (
     genai.RESPONSE_MODEL,
     genai.REQUEST_MODEL,
     openinference.MODEL_NAME,
     vercel.MODEL_ID,
     langfuse.MODEL,
 )
-INPUT_TOKEN_KEYS = (*genai.INPUT_TOKENS, openinference.INPUT_TOKENS, *vercel.INPUT_TOKENS)
-OUTPUT_TOKEN_KEYS = (*genai.OUTPUT_TOKENS, openinference.OUTPUT_TOKENS, *vercel.OUTPUT_TOKENS)
-_NAME_PREFIXES = ("invoke_agent ", "invoke_workflow ")
-_UNKNOWN_MODEL = "unknown"  # Traceloop's value for a model it cannot name
+INPUT_TOKEN_KEYS: Final = (*genai.INPUT_TOKENS, openinference.INPUT_TOKENS, *vercel.INPUT_TOKENS)
+OUTPUT_TOKEN_KEYS: Final = (
+    *genai.OUTPUT_TOKENS,
+    openinference.OUTPUT_TOKENS,
+    *vercel.OUTPUT_TOKENS,
+)
+_NAME_PREFIXES: Final = ("invoke_agent ", "invoke_workflow ")
+_UNKNOWN_MODEL: Final = "unknown"  # Traceloop's value for a model it cannot name
 
 
 def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
@@ -113,7 +118,7 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
     if tokens_in is None and tokens_out is None and genkit.TYPE in attributes:
         tokens_in, tokens_out = genkit.tokens(span)
     start, duration, error = span.start_unix_nano, duration_s(span), span_error(span)
-    return new_step(StepKind.LLM, model or span.name, step_id, parent, start, duration, None,
+    return new_step(kinds.LLM, model or span.name, step_id, parent, start, duration, None,
                     None, error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip
 
 
@@ -147,7 +152,7 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
     else:
         result = draft.result.value
     call_id = draft.call_id or (request.call_id if request is not None else None)
-    return new_step(StepKind.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
+    return new_step(kinds.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
                     duration_s(span), args, result, draft.error, call_id, raw_args,
                     draft.agent, True, None, None, None)  # fmt: skip
 
@@ -217,7 +222,7 @@ def _positional(
 def unexecuted_step(llm: Step, call: RequestedCall) -> Step:
     """A tool call the model requested but no tool span executed (placed at the LLM's end)."""
     end = llm.start_unix_nano + round(llm.duration_s * 1e9)
-    return new_step(StepKind.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args,
+    return new_step(kinds.TOOL, call.name, "", llm.parent_span_id, end, 0.0, call.args,
                     None, None, call.call_id, call.raw_args, llm.agent, False, None, None,
                     None)  # fmt: skip
 

@@ -8,7 +8,7 @@ still yields one answer. User mappings come first.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize import evidence
@@ -44,9 +44,14 @@ from collector.normalize.values import (
     text,
 )
 
-NAME_KEYS = (genai.TOOL_NAME, openinference.TOOL_NAME, vercel.TOOL_NAME, traceloop.ENTITY_NAME)
-CALL_ID_KEYS = (genai.TOOL_CALL_ID, vercel.TOOL_CALL_ID, *openinference.TOOL_IDS)
-ARGUMENT_KEYS = (
+NAME_KEYS: Final = (
+    genai.TOOL_NAME,
+    openinference.TOOL_NAME,
+    vercel.TOOL_NAME,
+    traceloop.ENTITY_NAME,
+)
+CALL_ID_KEYS: Final = (genai.TOOL_CALL_ID, vercel.TOOL_CALL_ID, *openinference.TOOL_IDS)
+ARGUMENT_KEYS: Final = (
     genai.TOOL_ARGUMENTS,
     vercel.TOOL_ARGS,
     adk.TOOL_ARGS,
@@ -58,7 +63,7 @@ ARGUMENT_KEYS = (
     genkit.INPUT,
     agentops.TOOL_INPUT,
 )
-RESULT_KEYS = (
+RESULT_KEYS: Final = (
     genai.TOOL_RESULT,
     vercel.TOOL_RESULT,
     adk.TOOL_RESPONSE,
@@ -70,10 +75,10 @@ RESULT_KEYS = (
     genkit.OUTPUT,
     agentops.TOOL_OUTPUT,
 )
-_NAME_PREFIXES = ("execute_tool ",)
-_MAX_EXPLANATION = 2000  # characters of output that may stand for a failed call's error
+_NAME_PREFIXES: Final = ("execute_tool ",)
+_MAX_EXPLANATION: Final = 2000  # characters of output that may stand for a failed call's error
 # A Python callable traced by its method name (``refund.__call__``) is the callable.
-_NAME_SUFFIXES = (".__call__",)
+_NAME_SUFFIXES: Final = (".__call__",)
 
 
 class ToolDraft:

@@ -13,11 +13,12 @@ at-least-once), missing parents make orphans top-level, and parent cycles are cu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from collector.core.records import Span
 from collector.normalize.roles import Role
 
-_NO_CHILDREN: list[int] = []
+_NO_CHILDREN: Final[list[int]] = []
 
 
 class SpanTree:

@@ -22,15 +22,15 @@ INVALID: Final = object()
 
 # First characters a JSON document can start with. Checking them first avoids
 # paying for an exception on the common plain-text case ("Comfortably Numb").
-_JSON_START = frozenset('{["-0123456789tfnNI')
+_JSON_START: Final = frozenset('{["-0123456789tfnNI')
 # Where msgspec is tried first: strict JSON without leading whitespace. NaN, Infinity
 # and leading (Python) whitespace go straight to the standard library.
-_STRICT_START = frozenset('{["-0123456789tfn')
+_STRICT_START: Final = frozenset('{["-0123456789tfn')
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__, missing from typeshed
 _decode: Callable[[str], Any] = msgspec.json.Decoder().decode
 # ast.literal_eval builds a full syntax tree; beyond this size a repr is not worth it.
-_MAX_LITERAL_CHARS = 64 * 1024
-_MAX_DEPTH = 32
+_MAX_LITERAL_CHARS: Final = 64 * 1024
+_MAX_DEPTH: Final = 32
 
 
 # The keys a user picks for a session in a free-form metadata namespace (LangSmith
@@ -230,4 +230,4 @@ def holds_text(value: Any, matches: Callable[[str], bool], depth: int = 6) -> bo
     return any(holds_text(item, matches, depth - 1) for item in items)
 
 
-_MAX_HELD_ITEMS = 64
+_MAX_HELD_ITEMS: Final = 64

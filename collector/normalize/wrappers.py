@@ -30,6 +30,7 @@ Beside the agent's own model calls it is a sub-agent, unnamed. The mirror of
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from collector.core.records import Span
 from collector.normalize import conventions
@@ -41,8 +42,8 @@ from collector.normalize.tools import CALL_ID_KEYS, NAME_KEYS
 from collector.normalize.tree import SpanTree
 from collector.normalize.values import first, scalar_text, text
 
-_MAX_DEPTH = 16  # how deep below a wrapper its model calls are looked for
-_LLM = int(Role.LLM)
+_MAX_DEPTH: Final = 16  # how deep below a wrapper its model calls are looked for
+_LLM: Final = int(Role.LLM)
 
 
 def wraps_work(
@@ -185,7 +186,7 @@ def anonymous_agent(span: Span, mappings: Mappings | None) -> bool:
     return not span.name.strip() or (operation is not None and span.name.strip() == operation)
 
 
-_WRAPPED = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
+_WRAPPED: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
 
 
 def rewraps(

@@ -15,7 +15,7 @@ marker to ``detect.classify``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from collector.core.records import Span
 from collector.normalize import evidence
@@ -39,7 +39,7 @@ from collector.normalize.messages import RequestedCall
 TextReader: TypeAlias = Callable[[Span], str | None]
 CallsReader: TypeAlias = Callable[[Span], list[RequestedCall] | None]
 
-FAMILIES = (
+FAMILIES: Final = (
     genai,
     openinference,
     traceloop,
@@ -55,7 +55,7 @@ FAMILIES = (
     genai_events,
 )
 
-REQUESTED_CALLS: tuple[CallsReader, ...] = (
+REQUESTED_CALLS: Final[tuple[CallsReader, ...]] = (
     genai.requested_calls,
     openinference.requested_calls,
     vercel.requested_calls,
@@ -69,7 +69,7 @@ REQUESTED_CALLS: tuple[CallsReader, ...] = (
     genai_events.requested_calls,
     evidence.requested_calls,
 )
-LLM_INPUT: tuple[TextReader, ...] = (
+LLM_INPUT: Final[tuple[TextReader, ...]] = (
     genai.llm_input,
     openinference.llm_input,
     strands.llm_input,
@@ -82,7 +82,7 @@ LLM_INPUT: tuple[TextReader, ...] = (
     genai_events.llm_input,
     evidence.llm_input,
 )
-LLM_OUTPUT: tuple[TextReader, ...] = (
+LLM_OUTPUT: Final[tuple[TextReader, ...]] = (
     genai.llm_output,
     openinference.llm_output,
     vercel.llm_output,
@@ -97,7 +97,7 @@ LLM_OUTPUT: tuple[TextReader, ...] = (
     evidence.llm_output,
 )
 # Explicit run-level input/output on the agent root (then the trace root).
-RUN_INPUT: tuple[TextReader, ...] = (
+RUN_INPUT: Final[tuple[TextReader, ...]] = (
     vercel.run_input,
     genai.run_input,
     openinference.run_input,
@@ -110,7 +110,7 @@ RUN_INPUT: tuple[TextReader, ...] = (
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
-RUN_OUTPUT: tuple[TextReader, ...] = (
+RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
     strands.run_output,
     genai.run_output,
     vercel.run_output,
@@ -118,7 +118,7 @@ RUN_OUTPUT: tuple[TextReader, ...] = (
     genkit.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
-RUN_OUTPUT_FALLBACK: tuple[TextReader, ...] = (
+RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (
     openinference.run_output,
     langsmith.run_output,
     langfuse.run_output,

@@ -11,26 +11,26 @@ module adds the legacy schema (``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``): root
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested, text_of
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, structured
 
-NAME = "google_adk"
-SCOPE = "gcp.vertex.agent"
-_PREFIX = "gcp.vertex.agent."
-TOOL_ARGS = _PREFIX + "tool_call_args"
-TOOL_RESPONSE = _PREFIX + "tool_response"
-LLM_REQUEST = _PREFIX + "llm_request"
-LLM_RESPONSE = _PREFIX + "llm_response"
-SESSION_ID: str = _PREFIX + "session_id"
+NAME: Final = "google_adk"
+SCOPE: Final = "gcp.vertex.agent"
+_PREFIX: Final = "gcp.vertex.agent."
+TOOL_ARGS: Final = _PREFIX + "tool_call_args"
+TOOL_RESPONSE: Final = _PREFIX + "tool_response"
+LLM_REQUEST: Final = _PREFIX + "llm_request"
+LLM_RESPONSE: Final = _PREFIX + "llm_response"
+SESSION_ID: Final[str] = _PREFIX + "session_id"
 
-KEYS: tuple[str, ...] = (TOOL_ARGS, TOOL_RESPONSE, LLM_REQUEST, LLM_RESPONSE, SESSION_ID)
-PREFIXES: tuple[str, ...] = ()
+KEYS: Final[tuple[str, ...]] = (TOOL_ARGS, TOOL_RESPONSE, LLM_REQUEST, LLM_RESPONSE, SESSION_ID)
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_ROLES = {"call_llm": Role.LLM, "invocation": Role.WORKFLOW}
+_ROLES: Final = {"call_llm": Role.LLM, "invocation": Role.WORKFLOW}
 
 
 def classify(span: Span) -> Role | None:

@@ -19,21 +19,23 @@ unless ``agentops.span.kind`` marks the span.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import Span
 from collector.normalize.roles import Role
 from collector.normalize.values import session_keys, text
 
-NAME = "agentops"
-SPAN_KIND = "agentops.span.kind"
-OPERATION_NAME = "operation.name"  # the decorated function's, class's or given name
-TOOL_INPUT = "agentops.tool.input"
-TOOL_OUTPUT = "agentops.tool.output"
-SESSION_KEYS: tuple[str, ...] = session_keys("trace.metadata.")
+NAME: Final = "agentops"
+SPAN_KIND: Final = "agentops.span.kind"
+OPERATION_NAME: Final = "operation.name"  # the decorated function's, class's or given name
+TOOL_INPUT: Final = "agentops.tool.input"
+TOOL_OUTPUT: Final = "agentops.tool.output"
+SESSION_KEYS: Final[tuple[str, ...]] = session_keys("trace.metadata.")
 
-KEYS: tuple[str, ...] = (SPAN_KIND, OPERATION_NAME, TOOL_INPUT, TOOL_OUTPUT, *SESSION_KEYS)
-PREFIXES: tuple[str, ...] = ()
+KEYS: Final[tuple[str, ...]] = (SPAN_KIND, OPERATION_NAME, TOOL_INPUT, TOOL_OUTPUT, *SESSION_KEYS)
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_ROLES = {
+_ROLES: Final = {
     "agent": Role.AGENT,
     "tool": Role.TOOL,
     "llm": Role.LLM,

@@ -9,6 +9,7 @@ e.g. Strands with ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
@@ -21,28 +22,28 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, event_attribute, scalar_text, structured
 
-NAME = "otel_genai"
-OPERATION = "gen_ai.operation.name"
-TOOL_NAME = "gen_ai.tool.name"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
-TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
-TOOL_RESULT = "gen_ai.tool.call.result"
-AGENT_NAME = "gen_ai.agent.name"
-WORKFLOW_NAME = "gen_ai.workflow.name"
-CONVERSATION_ID = "gen_ai.conversation.id"
-INPUT_MESSAGES = "gen_ai.input.messages"
-OUTPUT_MESSAGES = "gen_ai.output.messages"
-REQUEST_MODEL = "gen_ai.request.model"
-RESPONSE_MODEL = "gen_ai.response.model"
-RESPONSE_ID = "gen_ai.response.id"  # read only to tie a record to its call (``run_records``)
-INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
-TOOL_DEFINITIONS = "gen_ai.tool.definitions"  # on LLM spans; parsed only to bind a bare arg
-FINAL_RESULT = "final_result"  # pydantic-ai, on the invoke_agent span
-DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-MERGED_TOOLS = "(merged tools)"  # ADK's extra span for parallel calls: not a tool execution
+NAME: Final = "otel_genai"
+OPERATION: Final = "gen_ai.operation.name"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_RESULT: Final = "gen_ai.tool.call.result"
+AGENT_NAME: Final = "gen_ai.agent.name"
+WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+REQUEST_MODEL: Final = "gen_ai.request.model"
+RESPONSE_MODEL: Final = "gen_ai.response.model"
+RESPONSE_ID: Final = "gen_ai.response.id"  # read only to tie a record to its call (``run_records``)
+INPUT_TOKENS: Final = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+OUTPUT_TOKENS: Final = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"  # on LLM spans; parsed only to bind a bare arg
+FINAL_RESULT: Final = "final_result"  # pydantic-ai, on the invoke_agent span
+DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
+MERGED_TOOLS: Final = "(merged tools)"  # ADK's extra span for parallel calls: not a tool execution
 
-KEYS: tuple[str, ...] = (
+KEYS: Final[tuple[str, ...]] = (
     OPERATION,
     TOOL_NAME,
     TOOL_CALL_ID,
@@ -61,12 +62,12 @@ KEYS: tuple[str, ...] = (
     TOOL_DEFINITIONS,
     FINAL_RESULT,
 )
-PREFIXES: tuple[str, ...] = ()
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_TOKEN_KEYS = (*INPUT_TOKENS, *OUTPUT_TOKENS)
-_TOOL_CALL_PART = "tool_call"  # the part type; absent from the JSON text → no requests
-_LLM_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
-_ROLES = {
+_TOKEN_KEYS: Final = (*INPUT_TOKENS, *OUTPUT_TOKENS)
+_TOOL_CALL_PART: Final = "tool_call"  # the part type; absent from the JSON text → no requests
+_LLM_OPERATIONS: Final = frozenset({"chat", "generate_content", "text_completion"})
+_ROLES: Final = {
     "invoke_agent": Role.AGENT,
     "invoke_workflow": Role.WORKFLOW,
     # Building an agent is not running it (Traceloop emits a stray one-span trace).

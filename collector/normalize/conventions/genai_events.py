@@ -30,7 +30,7 @@ tool span); its own readers run first and these only read what they do not.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.messages import (
@@ -42,25 +42,25 @@ from collector.normalize.messages import (
 )
 from collector.normalize.values import INVALID, json_ready, parse_json
 
-NAME = "genai_events"
-EMBEDDED = "events"  # the events' field maps as one JSON-list attribute
-KEYS: tuple[str, ...] = (EMBEDDED,)  # span events are decoded whole
-PREFIXES: tuple[str, ...] = ()
-CHOICE = "gen_ai.choice"
+NAME: Final = "genai_events"
+EMBEDDED: Final = "events"  # the events' field maps as one JSON-list attribute
+KEYS: Final[tuple[str, ...]] = (EMBEDDED,)  # span events are decoded whole
+PREFIXES: Final[tuple[str, ...]] = ()
+CHOICE: Final = "gen_ai.choice"
 PROMPT_EVENT, PROMPT = "gen_ai.content.prompt", "gen_ai.prompt"
 COMPLETION_EVENT, COMPLETION = "gen_ai.content.completion", "gen_ai.completion"
-_ROLES = {
+_ROLES: Final = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
 }
-_EVENT_OF_ROLE = {role: name for name, role in _ROLES.items()}
-_MAX_EVENTS = 4096
-_BODY = "body"  # where ``log_join`` keeps a body that is not a map
+_EVENT_OF_ROLE: Final = {role: name for name, role in _ROLES.items()}
+_MAX_EVENTS: Final = 4096
+_BODY: Final = "body"  # where ``log_join`` keeps a body that is not a map
 # The last ``events`` text parsed, and what it gave (one entry: swapped whole, so safe
 # across threads; identity, not equality, so no text is compared).
-_LAST_PARSED: list[tuple[object, Any]] = [(None, None)]
+_LAST_PARSED: Final[list[tuple[object, Any]]] = [(None, None)]
 
 
 def _events(span: Span) -> list[tuple[str, Mapping[str, Any]]]:

@@ -21,7 +21,7 @@ its session in ``genkit:metadata:agent:sessionId``. The older chat API wrote
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.messages import (
@@ -36,18 +36,18 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, integer, structured
 
-NAME = "genkit"
-TYPE = "genkit:type"
-SUBTYPE = "genkit:metadata:subtype"
-ACTION_NAME = "genkit:name"
-INPUT = "genkit:input"
-OUTPUT = "genkit:output"
-SESSION_KEYS: tuple[str, ...] = ("genkit:metadata:agent:sessionId", "genkit:sessionId")
+NAME: Final = "genkit"
+TYPE: Final = "genkit:type"
+SUBTYPE: Final = "genkit:metadata:subtype"
+ACTION_NAME: Final = "genkit:name"
+INPUT: Final = "genkit:input"
+OUTPUT: Final = "genkit:output"
+SESSION_KEYS: Final[tuple[str, ...]] = ("genkit:metadata:agent:sessionId", "genkit:sessionId")
 
-KEYS: tuple[str, ...] = (TYPE, SUBTYPE, ACTION_NAME, INPUT, OUTPUT, *SESSION_KEYS)
-PREFIXES: tuple[str, ...] = ()
+KEYS: Final[tuple[str, ...]] = (TYPE, SUBTYPE, ACTION_NAME, INPUT, OUTPUT, *SESSION_KEYS)
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_ACTION_ROLES = {
+_ACTION_ROLES: Final = {
     "model": Role.LLM,
     "background-model": Role.LLM,
     "tool": Role.TOOL,
@@ -59,7 +59,7 @@ _ACTION_ROLES = {
     "executable-prompt": Role.CHAIN,
     "util": Role.CHAIN,
 }
-_PLUMBING = frozenset({"util", "flowStep", "promptTemplate", "helper"})
+_PLUMBING: Final = frozenset({"util", "flowStep", "promptTemplate", "helper"})
 
 
 def classify(span: Span) -> Role | None:

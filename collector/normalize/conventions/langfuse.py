@@ -24,7 +24,7 @@ LangChain's run metadata (``langgraph_node``, tags ``graph:step:N``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.messages import (
@@ -40,32 +40,32 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, integer, quoted_text, structured
 
-NAME = "langfuse"
-TYPE = "langfuse.observation.type"
-INPUT = "langfuse.observation.input"
-OUTPUT = "langfuse.observation.output"
-MODEL = "langfuse.observation.model.name"
-USAGE = "langfuse.observation.usage_details"
-TRACE_INPUT = "langfuse.trace.input"
-TRACE_OUTPUT = "langfuse.trace.output"
-_METADATA = "langfuse.observation.metadata."
-AGENT_NAME = _METADATA + "lc_agent_name"
-LANGGRAPH_NODE = _METADATA + "langgraph_node"
-TAGS = _METADATA + "tags"
-TOOL_CALL_ID = _METADATA + "tool_call_id"
+NAME: Final = "langfuse"
+TYPE: Final = "langfuse.observation.type"
+INPUT: Final = "langfuse.observation.input"
+OUTPUT: Final = "langfuse.observation.output"
+MODEL: Final = "langfuse.observation.model.name"
+USAGE: Final = "langfuse.observation.usage_details"
+TRACE_INPUT: Final = "langfuse.trace.input"
+TRACE_OUTPUT: Final = "langfuse.trace.output"
+_METADATA: Final = "langfuse.observation.metadata."
+AGENT_NAME: Final = _METADATA + "lc_agent_name"
+LANGGRAPH_NODE: Final = _METADATA + "langgraph_node"
+TAGS: Final = _METADATA + "tags"
+TOOL_CALL_ID: Final = _METADATA + "tool_call_id"
 
-KEYS: tuple[str, ...] = (TYPE, INPUT, OUTPUT, MODEL, USAGE, TRACE_INPUT, TRACE_OUTPUT, AGENT_NAME,
-        LANGGRAPH_NODE, TAGS, TOOL_CALL_ID)  # fmt: skip
-PREFIXES: tuple[str, ...] = ()
+KEYS: Final[tuple[str, ...]] = (TYPE, INPUT, OUTPUT, MODEL, USAGE, TRACE_INPUT, TRACE_OUTPUT,
+        AGENT_NAME, LANGGRAPH_NODE, TAGS, TOOL_CALL_ID)  # fmt: skip
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_ROLES = {
+_ROLES: Final = {
     "generation": Role.LLM,
     "tool": Role.TOOL,
     "agent": Role.AGENT,
     "span": Role.CHAIN,  # a traced function (``@observe``): plumbing unless it holds work
     "event": Role.CHAIN,
 }
-_MAX_DEPTH = 8
+_MAX_DEPTH: Final = 8
 
 
 def classify(span: Span) -> Role | None:
@@ -186,8 +186,8 @@ def run_output(span: Span) -> str | None:
 # keeps the provider's names, which Langfuse's server maps: Chat Completions'
 # ``prompt_tokens``/``completion_tokens`` and the Responses/Anthropic ``input_tokens``/
 # ``output_tokens`` (the same aliases as the GenAI convention's token keys).
-_INPUT_TOKENS = ("input", "prompt_tokens", "input_tokens")
-_OUTPUT_TOKENS = ("output", "completion_tokens", "output_tokens")
+_INPUT_TOKENS: Final = ("input", "prompt_tokens", "input_tokens")
+_OUTPUT_TOKENS: Final = ("output", "completion_tokens", "output_tokens")
 
 
 def tokens(span: Span) -> tuple[int | None, int | None]:

@@ -9,7 +9,7 @@ calls are found by a bounded search for ``tool_calls`` lists.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.messages import (
@@ -23,18 +23,18 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, session_keys, structured, text
 
-NAME = "langsmith"
-SPAN_KIND = "langsmith.span.kind"
-PROMPT = "gen_ai.prompt"
-COMPLETION = "gen_ai.completion"
-TAGS = "langsmith.span.tags"
-_METADATA = "langsmith.metadata."
+NAME: Final = "langsmith"
+SPAN_KIND: Final = "langsmith.span.kind"
+PROMPT: Final = "gen_ai.prompt"
+COMPLETION: Final = "gen_ai.completion"
+TAGS: Final = "langsmith.span.tags"
+_METADATA: Final = "langsmith.metadata."
 # NB ``langsmith.trace.session_id/_name`` is the LangSmith *project*, not a conversation.
-SESSION_KEYS: tuple[str, ...] = session_keys(_METADATA)
-AGENT_NAME = _METADATA + "lc_agent_name"
-LANGGRAPH_NODE = _METADATA + "langgraph_node"
+SESSION_KEYS: Final[tuple[str, ...]] = session_keys(_METADATA)
+AGENT_NAME: Final = _METADATA + "lc_agent_name"
+LANGGRAPH_NODE: Final = _METADATA + "langgraph_node"
 
-KEYS: tuple[str, ...] = (
+KEYS: Final[tuple[str, ...]] = (
     SPAN_KIND,
     PROMPT,
     COMPLETION,
@@ -43,10 +43,10 @@ KEYS: tuple[str, ...] = (
     AGENT_NAME,
     LANGGRAPH_NODE,
 )
-PREFIXES: tuple[str, ...] = ()
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_ROLES = {"llm": Role.LLM, "chat_model": Role.LLM}
-_MAX_DEPTH = 8
+_ROLES: Final = {"llm": Role.LLM, "chat_model": Role.LLM}
+_MAX_DEPTH: Final = 8
 
 
 def classify(span: Span) -> Role | None:

@@ -11,15 +11,17 @@ the agent was given. Keyed to the attribute, not to a scope or span name.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import Span
 from collector.normalize.messages import USER_ROLES, last_text
 from collector.normalize.values import INVALID, structured
 
-NAME = "mastra"
-RUN_INPUT = "mastra.agent_run.input"
+NAME: Final = "mastra"
+RUN_INPUT: Final = "mastra.agent_run.input"
 
-KEYS: tuple[str, ...] = (RUN_INPUT,)
-PREFIXES: tuple[str, ...] = ()
+KEYS: Final[tuple[str, ...]] = (RUN_INPUT,)
+PREFIXES: Final[tuple[str, ...]] = ()
 
 
 def run_input(span: Span) -> str | None:

@@ -21,7 +21,7 @@ Nothing here is read unless ``mlflow.spanType`` marks the span.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.messages import (
@@ -37,17 +37,17 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, integer, parse_json, quoted_text, structured
 
-NAME = "mlflow"
-SPAN_TYPE = "mlflow.spanType"
-INPUTS = "mlflow.spanInputs"
-OUTPUTS = "mlflow.spanOutputs"
-MODEL = "mlflow.llm.model"
-USAGE = "mlflow.chat.tokenUsage"
-METADATA = "metadata"  # LangChain run metadata (also OpenInference's key)
-TOOL_CALL_ID = "tool_call_id"  # LangChain's on_tool_start keyword, JSON-quoted
-TOOL_NAME = "name"  # DSPy's tool attributes (name, description, args), JSON-quoted
+NAME: Final = "mlflow"
+SPAN_TYPE: Final = "mlflow.spanType"
+INPUTS: Final = "mlflow.spanInputs"
+OUTPUTS: Final = "mlflow.spanOutputs"
+MODEL: Final = "mlflow.llm.model"
+USAGE: Final = "mlflow.chat.tokenUsage"
+METADATA: Final = "metadata"  # LangChain run metadata (also OpenInference's key)
+TOOL_CALL_ID: Final = "tool_call_id"  # LangChain's on_tool_start keyword, JSON-quoted
+TOOL_NAME: Final = "name"  # DSPy's tool attributes (name, description, args), JSON-quoted
 
-KEYS: tuple[str, ...] = (
+KEYS: Final[tuple[str, ...]] = (
     SPAN_TYPE,
     INPUTS,
     OUTPUTS,
@@ -57,10 +57,10 @@ KEYS: tuple[str, ...] = (
     TOOL_CALL_ID,
     TOOL_NAME,
 )
-PREFIXES: tuple[str, ...] = ()
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_MODEL_TYPES = frozenset({"LLM", "CHAT_MODEL"})
-_ROLES = {
+_MODEL_TYPES: Final = frozenset({"LLM", "CHAT_MODEL"})
+_ROLES: Final = {
     "LLM": Role.LLM,
     "CHAT_MODEL": Role.LLM,
     "TOOL": Role.TOOL,
@@ -71,7 +71,7 @@ _ROLES = {
     "UNKNOWN": Role.CHAIN,
     "PARSER": Role.CHAIN,
 }
-_MAX_DEPTH = 8
+_MAX_DEPTH: Final = 8
 
 
 def span_type(span: Span) -> str | None:

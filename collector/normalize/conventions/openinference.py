@@ -16,7 +16,7 @@ usually holds the same text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
@@ -30,27 +30,27 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, parse_json, text
 
-NAME = "openinference"
-SPAN_KIND = "openinference.span.kind"
-TOOL_NAME = "tool.name"
-TOOL_IDS = ("tool.id", "tool_call.id")  # in the spec; no instrumentor we ran emits them
-TOOL_PARAMETERS = "tool.parameters"  # JSON schema of the tool (single-parameter binding)
-INPUT_VALUE = "input.value"
-OUTPUT_VALUE = "output.value"
-AGENT_NAME = "agent.name"
-NODE_ID = "graph.node.id"  # openai-agents / CrewAI agent spans name the agent here too
-SESSION_ID = "session.id"
-METADATA = "metadata"  # JSON; LangGraph puts thread_id and langgraph_node here
-MODEL_NAME = "llm.model_name"
-INPUT_TOKENS = "llm.token_count.prompt"
-OUTPUT_TOKENS = "llm.token_count.completion"
-OUTPUT_MESSAGES = "llm.output_messages."
-INPUT_MESSAGES = "llm.input_messages."
+NAME: Final = "openinference"
+SPAN_KIND: Final = "openinference.span.kind"
+TOOL_NAME: Final = "tool.name"
+TOOL_IDS: Final = ("tool.id", "tool_call.id")  # in the spec; no instrumentor we ran emits them
+TOOL_PARAMETERS: Final = "tool.parameters"  # JSON schema of the tool (single-parameter binding)
+INPUT_VALUE: Final = "input.value"
+OUTPUT_VALUE: Final = "output.value"
+AGENT_NAME: Final = "agent.name"
+NODE_ID: Final = "graph.node.id"  # openai-agents / CrewAI agent spans name the agent here too
+SESSION_ID: Final = "session.id"
+METADATA: Final = "metadata"  # JSON; LangGraph puts thread_id and langgraph_node here
+MODEL_NAME: Final = "llm.model_name"
+INPUT_TOKENS: Final = "llm.token_count.prompt"
+OUTPUT_TOKENS: Final = "llm.token_count.completion"
+OUTPUT_MESSAGES: Final = "llm.output_messages."
+INPUT_MESSAGES: Final = "llm.input_messages."
 # CrewAI event-listener task spans: the task description with the kickoff inputs filled in.
-TASK_DESCRIPTION = "task_description"
-CREWAI_TASK_DESCRIPTION = "crewai.task.description"  # the same, as OpenLLMetry records it
+TASK_DESCRIPTION: Final = "task_description"
+CREWAI_TASK_DESCRIPTION: Final = "crewai.task.description"  # the same, as OpenLLMetry records it
 
-KEYS: tuple[str, ...] = (
+KEYS: Final[tuple[str, ...]] = (
     SPAN_KIND,
     TOOL_NAME,
     *TOOL_IDS,
@@ -69,22 +69,24 @@ KEYS: tuple[str, ...] = (
 )
 # The run's input may be only in the history (``llm_input``): its first few messages
 # are kept (the system prompt, the user's request), not the growing rest.
-_FIRST_MESSAGES = 4
-PREFIXES: tuple[str, ...] = (
+_FIRST_MESSAGES: Final = 4
+PREFIXES: Final[tuple[str, ...]] = (
     OUTPUT_MESSAGES,
     *(f"{INPUT_MESSAGES}{i}.message." for i in range(_FIRST_MESSAGES)),
 )
 
-_ROLES = {"LLM": Role.LLM, "AGENT": Role.AGENT}
+_ROLES: Final = {"LLM": Role.LLM, "AGENT": Role.AGENT}
 # openai-agents ≥0.24 wraps each model→tools round of the agent loop in a ``turn`` span
 # (SDK ``TurnSpanData``, no attributes), exported as a CHAIN: structure, like Strands cycles.
-OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
-_OPENAI_AGENTS_TURN = "turn"
-_MAX_INDEX = 256  # bounds the flattened-family walk on hostile data
+OPENAI_AGENTS_SCOPE: Final = "openinference.instrumentation.openai_agents"
+_OPENAI_AGENTS_TURN: Final = "turn"
+_MAX_INDEX: Final = 256  # bounds the flattened-family walk on hostile data
 # CrewAI's crew chat (``inputs["crew_chat_messages"]``) appends its
 # ``conversation_history_instruction`` and the conversation to the task description
 # (crewai 1.15, translations/en.json); the request is what precedes it.
-_CREWAI_CHAT_HISTORY = "\n\nYou are a member of a crew collaborating to achieve a common goal."
+_CREWAI_CHAT_HISTORY: Final = (
+    "\n\nYou are a member of a crew collaborating to achieve a common goal."
+)
 
 
 def classify(span: Span) -> Role | None:

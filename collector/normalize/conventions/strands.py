@@ -10,19 +10,22 @@ Event attributes are always decoded whole, so no selector keys are needed here.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import AttrValue, Span
 from collector.normalize.conventions import genai
 from collector.normalize.messages import RequestedCall, requested, text_of_content
 from collector.normalize.values import INVALID, as_list, event_attribute, structured, text
 
-NAME = "strands"
-SCOPE_PREFIX = "strands"
-TOOL_MESSAGE_EVENT = "gen_ai.tool.message"  # on execute_tool: the tool input
-CHOICE_EVENT = "gen_ai.choice"  # on execute_tool: the result; on chat/invoke_agent: the reply
-USER_MESSAGE_EVENT = "gen_ai.user.message"
+NAME: Final = "strands"
+SCOPE_PREFIX: Final = "strands"
+TOOL_MESSAGE_EVENT: Final = "gen_ai.tool.message"  # on execute_tool: the tool input
+# On execute_tool: the result; on chat/invoke_agent: the reply.
+CHOICE_EVENT: Final = "gen_ai.choice"
+USER_MESSAGE_EVENT: Final = "gen_ai.user.message"
 
-KEYS: tuple[str, ...] = ()
-PREFIXES: tuple[str, ...] = ()
+KEYS: Final[tuple[str, ...]] = ()
+PREFIXES: Final[tuple[str, ...]] = ()
 
 
 def tool_arguments(span: Span) -> AttrValue:

@@ -11,7 +11,7 @@ as AgentOps'); those are read too.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
@@ -23,23 +23,23 @@ from collector.normalize.messages import (
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, parse_json, session_keys, text
 
-NAME = "traceloop"
-SPAN_KIND = "traceloop.span.kind"
-ENTITY_NAME = "traceloop.entity.name"
-_ASSOCIATION = "traceloop.association.properties."
-SESSION_KEYS: tuple[str, ...] = session_keys(_ASSOCIATION)
-LANGGRAPH_NODE = _ASSOCIATION + "langgraph_node"
-LEGACY_REQUEST_TYPE = "llm.request.type"
-LEGACY_REQUEST_TYPES = (LEGACY_REQUEST_TYPE, "gen_ai.request.type")
-LEGACY_PROMPT = "gen_ai.prompt."
-LEGACY_COMPLETION = "gen_ai.completion."
+NAME: Final = "traceloop"
+SPAN_KIND: Final = "traceloop.span.kind"
+ENTITY_NAME: Final = "traceloop.entity.name"
+_ASSOCIATION: Final = "traceloop.association.properties."
+SESSION_KEYS: Final[tuple[str, ...]] = session_keys(_ASSOCIATION)
+LANGGRAPH_NODE: Final = _ASSOCIATION + "langgraph_node"
+LEGACY_REQUEST_TYPE: Final = "llm.request.type"
+LEGACY_REQUEST_TYPES: Final = (LEGACY_REQUEST_TYPE, "gen_ai.request.type")
+LEGACY_PROMPT: Final = "gen_ai.prompt."
+LEGACY_COMPLETION: Final = "gen_ai.completion."
 # The LlamaIndex instrumentation's tool calls: ``tool.name``, ``tool.arguments`` (JSON)
 # and the call's record as the entity output (``ToolCallResult``: ``tool_id``, the
 # ``ToolOutput``); its model calls carry ``gen_ai.*`` under the kind ``task``.
-TOOL_ARGUMENTS = "tool.arguments"
-ENTITY_OUTPUT = "traceloop.entity.output"
+TOOL_ARGUMENTS: Final = "tool.arguments"
+ENTITY_OUTPUT: Final = "traceloop.entity.output"
 
-KEYS: tuple[str, ...] = (
+KEYS: Final[tuple[str, ...]] = (
     SPAN_KIND,
     ENTITY_NAME,
     *SESSION_KEYS,
@@ -48,11 +48,11 @@ KEYS: tuple[str, ...] = (
     TOOL_ARGUMENTS,
     ENTITY_OUTPUT,
 )
-PREFIXES: tuple[str, ...] = (LEGACY_PROMPT, LEGACY_COMPLETION)
+PREFIXES: Final[tuple[str, ...]] = (LEGACY_PROMPT, LEGACY_COMPLETION)
 
-_ROLES = {"workflow": Role.WORKFLOW, "agent": Role.AGENT, "unknown": Role.OTHER}
-_LEGACY_LLM_TYPES = frozenset({"chat", "completion"})
-_MAX_INDEX = 256
+_ROLES: Final = {"workflow": Role.WORKFLOW, "agent": Role.AGENT, "unknown": Role.OTHER}
+_LEGACY_LLM_TYPES: Final = frozenset({"chat", "completion"})
+_MAX_INDEX: Final = 256
 
 
 def classify(span: Span) -> Role | None:

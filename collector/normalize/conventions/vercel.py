@@ -12,33 +12,35 @@ common and broken by tree order.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import Span
 from collector.normalize.messages import USER_ROLES, RequestedCall, last_text, requested
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, as_list, session_keys, structured, text
 
-NAME = "vercel_ai"
-OPERATION_ID = "ai.operationId"
-TOOL_CALL = "ai.toolCall"
-TOOL_NAME = "ai.toolCall.name"
-TOOL_CALL_ID = "ai.toolCall.id"
-TOOL_ARGS = "ai.toolCall.args"
-TOOL_RESULT = "ai.toolCall.result"
-FUNCTION_ID = "ai.telemetry.functionId"
-PROMPT = "ai.prompt"
-RESPONSE_TEXT = "ai.response.text"
-RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
-MODEL_ID = "ai.model.id"
-INPUT_TOKENS = ("ai.usage.inputTokens", "ai.usage.promptTokens")  # 5.x+, 4.x
-OUTPUT_TOKENS = ("ai.usage.outputTokens", "ai.usage.completionTokens")
-_METADATA = "ai.telemetry.metadata."  # ai <= 6: experimental_telemetry.metadata
+NAME: Final = "vercel_ai"
+OPERATION_ID: Final = "ai.operationId"
+TOOL_CALL: Final = "ai.toolCall"
+TOOL_NAME: Final = "ai.toolCall.name"
+TOOL_CALL_ID: Final = "ai.toolCall.id"
+TOOL_ARGS: Final = "ai.toolCall.args"
+TOOL_RESULT: Final = "ai.toolCall.result"
+FUNCTION_ID: Final = "ai.telemetry.functionId"
+PROMPT: Final = "ai.prompt"
+RESPONSE_TEXT: Final = "ai.response.text"
+RESPONSE_TOOL_CALLS: Final = "ai.response.toolCalls"
+MODEL_ID: Final = "ai.model.id"
+INPUT_TOKENS: Final = ("ai.usage.inputTokens", "ai.usage.promptTokens")  # 5.x+, 4.x
+OUTPUT_TOKENS: Final = ("ai.usage.outputTokens", "ai.usage.completionTokens")
+_METADATA: Final = "ai.telemetry.metadata."  # ai <= 6: experimental_telemetry.metadata
 # ai 7 (@ai-sdk/otel, both integrations): the runtime context the user let through
 # (telemetry.includeRuntimeContext) with the integration's ``runtimeContext: true``;
 # ``metadata`` is gone from TelemetryOptions.
-_RUNTIME_CONTEXT = "ai.settings.context."
-SESSION_KEYS: tuple[str, ...] = session_keys(_METADATA, _RUNTIME_CONTEXT)
+_RUNTIME_CONTEXT: Final = "ai.settings.context."
+SESSION_KEYS: Final[tuple[str, ...]] = session_keys(_METADATA, _RUNTIME_CONTEXT)
 
-KEYS: tuple[str, ...] = (
+KEYS: Final[tuple[str, ...]] = (
     OPERATION_ID,
     TOOL_NAME,
     TOOL_CALL_ID,
@@ -53,12 +55,12 @@ KEYS: tuple[str, ...] = (
     *OUTPUT_TOKENS,
     *SESSION_KEYS,
 )
-PREFIXES: tuple[str, ...] = ()
+PREFIXES: Final[tuple[str, ...]] = ()
 
-_RUN_OPERATIONS = frozenset(
+_RUN_OPERATIONS: Final = frozenset(
     {"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"}
 )
-_MODEL_CALL_SUFFIXES = (".doGenerate", ".doStream")
+_MODEL_CALL_SUFFIXES: Final = (".doGenerate", ".doStream")
 
 
 def _operation(span: Span) -> str | None:
