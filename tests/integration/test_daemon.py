@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import grpc
 import pytest
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 from opentelemetry.sdk.resources import Resource
@@ -18,6 +20,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from support.daemon_harness import RunningDaemon, daemon_config, running_daemon
 from support.paths import ROOT
+from support.retention import holders_after
+from support.sdk_spans import make_spans
 
 from collector.daemon.serve import Daemon
 
@@ -105,6 +109,30 @@ def test_real_exporters_grpc_and_http_reach_metrics(running: RunningDaemon) -> N
     labels |= {"service": "sdk-agent", "agent": "support"}
     assert running.metric("evald_evaluations_total", **labels, outcome="pass") == 2
     assert running.metric("evald_evaluation_score_count", **labels) == 2
+
+
+def test_no_request_outlives_its_answer_and_evaluation(running: RunningDaemon) -> None:
+    """Receivers, assembly, normalization, evaluators and sinks keep no copy of an
+    export request once it is answered and its trace evaluated, even with the cyclic
+    collector off: a cycle holding requests grows a process by a request per call
+    between collections (ADR 0027)."""
+    payload: bytes = encode_spans(make_spans()).SerializeToString()
+    daemon = running.daemon
+    url = f"http://127.0.0.1:{daemon.http.port}/v1/traces"
+    headers = {"Content-Type": "application/x-protobuf"}
+
+    def export_and_evaluate() -> None:
+        with grpc.insecure_channel(f"127.0.0.1:{daemon.grpc.port}") as channel:
+            channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")(
+                payload, timeout=10
+            )
+        request = urllib.request.Request(url, data=payload, headers=headers)
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 200
+        running.complete_traces()
+
+    assert holders_after(payload, export_and_evaluate, calls=1) == []
+    assert running.metric("evald_traces_completed_total", reason="idle") == 1
 
 
 def test_raw_otlp_json_post_of_a_real_framework_trace(running: RunningDaemon) -> None:
