@@ -60,9 +60,14 @@ class LazyValue:
         found = self._maybe_none
         if type(found) is bool:
             return found
-        assert callable(found)  # (for mypy: a check)
+        if not callable(found):
+            return bool(found)
         known = self._maybe_none = bool(found(self._source))
         return known
+
+    @maybe_none.setter
+    def maybe_none(self, maybe_none: bool | Callable[[Any], bool]) -> None:
+        self._maybe_none = maybe_none
 
     @classmethod
     def of_json(cls, text: str) -> LazyValue:

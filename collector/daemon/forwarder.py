@@ -137,7 +137,9 @@ class ShardForwarder:
                 why = f"worker {index} is restarting"
                 raise self._overloaded(signal, transport, counts[index], why)
             if isinstance(answer, BaseException):
-                raise answer
+                # A fresh error: raising this one would put it on a traceback through the
+                # frames holding ``answers`` and the request, a cycle (ADR 0027).
+                raise RuntimeError(f"worker {index} did not answer: {answer!r}")
             decided: Answer = pickle.loads(answer)
             if decided.refusal is not None:
                 raise ExportError(Refusal(decided.refusal), decided.message, decided.retry_after_s)

@@ -211,18 +211,22 @@ class HttpReceiver(WebService):
         return ExportError(Refusal.TOO_LARGE, message)
 
     async def _read_body(self, request: web.Request) -> bytes:
-        too_large = self._too_large()
+        """The body, or ``ExportError``. No error here may be held by a frame on its own
+        traceback (aiohttp's frames on it hold the body read so far): a cycle that only
+        a cyclic collection frees (ADR 0027)."""
         try:
             async with asyncio.timeout(self._read_timeout):
                 return await request.read()
         except web.HTTPRequestEntityTooLarge:
-            raise too_large from None
+            raise self._too_large() from None
         except TimeoutError:
             message = f"request body not received within {self._read_timeout:g}s"
             raise ExportError(Refusal.TIMEOUT, message) from None
         except (web.RequestPayloadError, ConnectionError) as exc:
             # Bad chunked framing, or the client left mid-body: its fault, not a bug of ours.
-            raise ExportError(Refusal.INVALID, f"incomplete request body: {exc}") from exc
+            # aiohttp keeps the error on the request, whose body its traceback reaches.
+            exc.__traceback__ = None
+            raise ExportError(Refusal.INVALID, f"incomplete request body: {exc}") from None
 
 
 def connection_limit(configured: int | None) -> int:

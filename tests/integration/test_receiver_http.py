@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
@@ -20,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
-from support.retention import holders_after
+from support.retention import buffers_after, holders_after
 
 from collector.config.settings import Listener, OtlpReceivers
 from collector.decode import AttributeSelector
@@ -306,6 +308,34 @@ def test_oversized_body_is_413(
     assert answer.status == 413 and "limit" in proto_status(answer).message
     assert metric(FAILED, transport="http", status="413") == 1
     assert send(small_receiver.port, protobuf_body()).status == 200
+
+
+def test_a_body_over_the_limit_is_released_when_refused(small_receiver: HttpReceiver) -> None:
+    """Refused mid-read (chunked, no length to refuse first): the error kept in a local
+    made a cycle through aiohttp's frames holding the body read so far (ADR 0027)."""
+
+    def refused() -> None:
+        assert send(small_receiver.port, chunks(100 * 1024)).status == 413
+
+    assert buffers_after(60 * 1024, refused) == []
+
+
+def test_a_body_left_mid_way_is_released(receiver_for: Callable[..., HttpReceiver]) -> None:
+    """A client that leaves mid-body: aiohttp keeps the error on the request, and its
+    traceback reached the request back, the partial body with it (ADR 0027)."""
+    receiver = receiver_for()
+    head = (
+        b"POST /v1/traces HTTP/1.1\r\nHost: evald\r\nContent-Type: application/x-protobuf\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+    )
+    chunk = b"%x\r\n" % 70_000 + bytes(70_000) + b"\r\n"
+
+    def leave() -> None:
+        with socket.create_connection(("127.0.0.1", receiver.port), timeout=5) as client:
+            client.sendall(head + chunk)
+            time.sleep(0.2)  # the server reads the chunk, then waits for the next one
+
+    assert buffers_after(70_000, leave) == []
 
 
 def test_wrong_method_is_405_and_other_paths_404(

@@ -8,23 +8,69 @@ bytes in a cycle grows by a request per call between collections (ADR 0027).
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable
+
+# A server thread may still drop its last reference after the client has its answer
+# (aiohttp's request object); a copy held by a cycle stays, however long.
+SETTLE_S = 1.0
 
 
 def holders_after(payload: bytes, send: Callable[[], object], calls: int = 3) -> list[str]:
     """Run ``send`` ``calls`` times with the cyclic collector off, then name the types of
     the objects that still hold a copy of ``payload`` (not ``payload`` itself: the
-    caller's). Empty when reference counting alone freed every copy the server made."""
+    caller's), once none is left or ``SETTLE_S`` has passed. Empty when reference
+    counting alone freed every copy the server made."""
     gc.collect()
     gc.disable()
     try:
         for _ in range(calls):
             send()
-        return [
-            type(holder).__qualname__
-            for holder in gc.get_objects()
-            for held in gc.get_referents(holder)
-            if type(held) is bytes and held is not payload and held == payload
-        ]
+        deadline = time.monotonic() + SETTLE_S
+        while (found := _holders(payload)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return found
     finally:
         gc.enable()
+
+
+def _holders(payload: bytes) -> list[str]:
+    return [
+        type(holder).__qualname__
+        for holder in gc.get_objects()
+        for held in gc.get_referents(holder)
+        if type(held) in (bytes, bytearray) and held is not payload and held == payload
+    ]
+
+
+def buffers_after(size: int, send: Callable[[], object], calls: int = 3) -> list[str]:
+    """``holders_after`` for requests the server never read whole (refused over the size
+    limit, or left mid-body): the types of the objects holding a ``bytes`` or
+    ``bytearray`` of at least ``size`` bytes that did not exist before ``send`` ran."""
+    gc.collect()
+    gc.disable()
+    try:
+        before = {id(held) for _, held in _big_buffers(size)}
+        for _ in range(calls):
+            send()
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            found = [
+                type(holder).__qualname__
+                for holder, held in _big_buffers(size)
+                if id(held) not in before
+            ]
+            if not found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.02)
+    finally:
+        gc.enable()
+
+
+def _big_buffers(size: int) -> list[tuple[object, bytes | bytearray]]:
+    return [
+        (holder, held)
+        for holder in gc.get_objects()
+        for held in gc.get_referents(holder)
+        if type(held) in (bytes, bytearray) and len(held) >= size
+    ]

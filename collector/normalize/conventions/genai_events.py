@@ -47,8 +47,10 @@ EMBEDDED: Final = "events"  # the events' field maps as one JSON-list attribute
 KEYS: Final[tuple[str, ...]] = (EMBEDDED,)  # span events are decoded whole
 PREFIXES: Final[tuple[str, ...]] = ()
 CHOICE: Final = "gen_ai.choice"
-PROMPT_EVENT, PROMPT = "gen_ai.content.prompt", "gen_ai.prompt"
-COMPLETION_EVENT, COMPLETION = "gen_ai.content.completion", "gen_ai.completion"
+PROMPT_EVENT: Final = "gen_ai.content.prompt"
+PROMPT: Final = "gen_ai.prompt"
+COMPLETION_EVENT: Final = "gen_ai.content.completion"
+COMPLETION: Final = "gen_ai.completion"
 _ROLES: Final = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",

@@ -28,8 +28,10 @@ def unfinal_constants(source: str) -> list[str]:
     """Module-level UPPER_CASE names bound without a ``Final`` annotation."""
     found = []
     for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign):
-            found += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if isinstance(node, ast.Assign):  # (``Final`` cannot annotate a tuple of names)
+            for target in node.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                found += [name.id for name in names if isinstance(name, ast.Name)]
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             annotation = ast.unparse(node.annotation)
             if not re.fullmatch(r"Final(\[.*\])?|TypeAlias", annotation):
@@ -44,4 +46,4 @@ def test_constants_of_compiled_modules_are_final(path: Path) -> None:
 
 def test_the_check_finds_a_constant_without_final() -> None:
     source = "A = 1\nB: int = 2\nC: Final = 3\nD: Final[int] = 4\nE: TypeAlias = int\nf = 5\n"
-    assert unfinal_constants(source) == ["A", "B"]
+    assert unfinal_constants(source + "G, H = 6, 7\n") == ["A", "B", "G", "H"]

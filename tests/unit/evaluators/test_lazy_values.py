@@ -54,6 +54,9 @@ def test_whether_it_may_be_none_is_checked_once_when_asked_and_never_parses() ->
     assert LazyValue(json.loads, "null", check).maybe_none is True
     assert LazyValue(json.loads, OBJECT, False).maybe_none is False
     assert LazyValue(json.loads, OBJECT).maybe_none is True
+    assert LazyValue(json.loads, OBJECT, 0).maybe_none is False  # a bool's stand-in, read as one
+    value.maybe_none = True  # settable, as it was before it could be a check
+    assert value.maybe_none is True
 
 
 @pytest.mark.parametrize(
