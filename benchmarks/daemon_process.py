@@ -73,11 +73,18 @@ class Evald:
         return self.proc.poll() is None
 
     def stats(self) -> Stats:
-        pid = self.proc.pid
-        status = Path(f"/proc/{pid}/status").read_text()
-        rss = int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024  # type: ignore[index]
-        threads = int(re.search(r"Threads:\s+(\d+)", status)[1])  # type: ignore[index]
-        return Stats(rss, len(list(Path(f"/proc/{pid}/fd").iterdir())), threads)
+        """Summed over the daemon's processes: the front and its workers (and the
+        multiprocessing helper spawned with them) when ``pipeline.workers`` > 1."""
+        rss, fds, threads = 0.0, 0, 0
+        for pid in _process_tree(self.proc.pid):
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+                rss += int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024  # type: ignore[index]
+                threads += int(re.search(r"Threads:\s+(\d+)", status)[1])  # type: ignore[index]
+                fds += len(list(Path(f"/proc/{pid}/fd").iterdir()))
+            except (OSError, TypeError):  # it exited in between (a worker restarted)
+                continue
+        return Stats(rss, fds, threads)
 
     def get(self, path: str, timeout: float = 30.0) -> tuple[int, bytes]:
         url = f"http://127.0.0.1:{self.admin_port}{path}"
@@ -87,12 +94,17 @@ class Evald:
         except urllib.error.HTTPError as exc:
             return int(exc.code), b""
 
-    def metric(self, name: str) -> float:
-        """The sum of every sample of ``name`` (all label sets)."""
+    def metric(self, name: str, **labels: str) -> float:
+        """The sum of the samples of ``name`` that carry ``labels`` (among others: with
+        several workers each sample also has a ``worker`` label)."""
         _, text = self.get("/metrics")
+        wanted = [f'{key}="{value}"' for key, value in labels.items()]
         total = 0.0
         for line in text.decode().splitlines():
-            if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " "):
+            if not (line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " ")):
+                continue
+            label_text = line[len(name) :].rsplit(" ", 1)[0]
+            if all(label in label_text for label in wanted):
                 total += float(line.rsplit(" ", 1)[1])
         return total
 
@@ -156,3 +168,17 @@ def pipeline_settings(workers: int, switch_interval: str | None) -> str:
     """The config's ``pipeline`` line: ``workers``, and the interval when one is given."""
     switch = "" if switch_interval is None else f", switch_interval: {switch_interval}"
     return f"pipeline: {{workers: {workers}{switch}}}\n"
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (``/proc/<pid>/task/*/children``)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                pending.extend(int(child) for child in task.read_text().split())
+            except OSError:
+                continue
+    return found

@@ -183,7 +183,7 @@ def sample(evald: Evald, judge: SlowJudge, elapsed: float) -> Sample:
     return (
         elapsed, evald.stats(), evald.metric("evald_evaluation_queue_depth"),
         evald.metric("evald_traces_evaluated_total"), float(judge.calls),
-        evald.metric('evald_config_reloads_total{result="success"}'),
+        evald.metric("evald_config_reloads_total", result="success"),
     )  # fmt: skip
 
 
