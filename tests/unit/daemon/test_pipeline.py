@@ -79,9 +79,10 @@ async def _complete(pipeline: Pipeline, clock: ManualClock) -> None:
     pipeline.tick()
 
 
-def test_full_queue_refuses_with_overloaded_then_drains_on_shutdown(
+def started_with_trace_in_evaluation(
     loop_thread: LoopThread, telemetry: Telemetry
-) -> None:
+) -> tuple[Pipeline, ManualClock, GateSink]:
+    """A started pipeline whose evaluation thread holds trace 1 (blocked in the sink)."""
     sink = GateSink()
     pipeline, clock = make_pipeline(telemetry, sink)
 
@@ -91,7 +92,14 @@ def test_full_queue_refuses_with_overloaded_then_drains_on_shutdown(
     loop_thread.run(start())
     loop_thread.run(_consume(pipeline, 1))
     loop_thread.run(_complete(pipeline, clock))
-    assert sink.entered.wait(10)  # trace 1 is in the (blocked) evaluation thread
+    assert sink.entered.wait(10)
+    return pipeline, clock, sink
+
+
+def test_full_queue_refuses_with_overloaded_then_drains_on_shutdown(
+    loop_thread: LoopThread, telemetry: Telemetry
+) -> None:
+    pipeline, clock, sink = started_with_trace_in_evaluation(loop_thread, telemetry)
     loop_thread.run(_consume(pipeline, 2, 3))
     loop_thread.run(_complete(pipeline, clock))  # 2 fills the queue; 3 stays held
     assert telemetry.registry.get_sample_value("evald_traces_in_flight") == 1
@@ -112,16 +120,7 @@ def test_full_queue_refuses_with_overloaded_then_drains_on_shutdown(
 def test_queue_depth_is_what_is_queued_when_scraped(
     loop_thread: LoopThread, telemetry: Telemetry
 ) -> None:
-    sink = GateSink()
-    pipeline, clock = make_pipeline(telemetry, sink)
-
-    async def start() -> None:
-        pipeline.start()
-
-    loop_thread.run(start())
-    loop_thread.run(_consume(pipeline, 1))
-    loop_thread.run(_complete(pipeline, clock))
-    assert sink.entered.wait(10)  # trace 1 taken: nothing queued
+    pipeline, _, sink = started_with_trace_in_evaluation(loop_thread, telemetry)
     depth = "evald_evaluation_queue_depth"
     assert telemetry.registry.get_sample_value(depth) == 0
     assert pipeline.submit(lambda: None)  # whatever enters the queue, by any path
