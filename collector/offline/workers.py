@@ -1,12 +1,15 @@
 """Running a replay in this process or across ``--workers`` processes, with one result.
 
-With N workers, N spawned processes each replay every input file as shard
-``i`` of N (``collector.offline.replay.Shard``: traces split by trace-id hash, so a trace
-is always evaluated whole by one worker). Each writes its results, trajectories
-and JUnit test cases to its own files in ``scratch`` and pickles its
-``RunSummary`` there; the parent shows progress from shared counters, merges the
-summaries (``RunSummary.merge``: exactly what one process would have counted)
-and concatenates the files. Line order in the result files differs from a
+With N workers, N processes each replay every input file as shard ``i`` of N
+(``collector.offline.replay.Shard``: traces split by trace-id hash, so a trace is
+always evaluated whole by one worker): this process is worker 0, and N - 1 child
+processes are started for the others (a child for every shard would leave this one
+idle while costing a start, a pickled summary and a wake-up more). Each writes its
+results, trajectories and JUnit test cases to its own files in ``scratch``; the
+children pickle their ``RunSummary`` there. This process shows progress (its own
+count and the children's shared counters), merges the summaries
+(``RunSummary.merge``: exactly what one process would have counted) and
+concatenates the files. Line order in the result files differs from a
 single-process run; their content does not.
 """
 
@@ -18,6 +21,7 @@ import pickle
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_exit
@@ -124,6 +128,7 @@ def _worker(job: ReplayJob, index: int, scratch: Path, catalogue: Catalogue, cou
     except TraceFileError as exc:
         (scratch / f"error-{index}.txt").write_text(str(exc), encoding="utf-8")
         sys.exit(2)
+    output.summary.failures.trim()  # up to twice the sample otherwise: pickled for nothing
     with (scratch / f"summary-{index}.pickle").open("wb") as out:
         pickle.dump(output, out)
 
@@ -133,27 +138,77 @@ def _run_parallel(
 ) -> ReplayOutput:
     # Any: typeshed's BaseContext does not declare Process/Value, the concrete ones do.
     context: Any = multiprocessing.get_context(_start_method())
-    counters = [context.Value("q", 0, lock=False) for _ in range(job.workers)]
+    counters = [context.Value("q", 0, lock=False) for _ in range(1, job.workers)]
     processes = [
         context.Process(
             target=_worker,
-            args=(job, index, scratch, dict(catalogue), counters[index]),
+            args=(job, index, scratch, dict(catalogue), counters[index - 1]),
             name=f"evald-replay-{index}",
             daemon=True,
         )
-        for index in range(job.workers)
+        for index in range(1, job.workers)
     ]
     for process in processes:
         process.start()
     try:
-        _wait(processes, lambda: progress(sum(int(c.value) for c in counters)))
+        own = _run_own_shard(
+            job, scratch, catalogue, progress, children=processes, counters=counters
+        )
+        if own is not None:
+            _wait(processes, lambda: progress(own.summary.traces + _sum(counters)))
     finally:
         for process in processes:
             if process.is_alive():
                 process.terminate()
             process.join()
     _raise_worker_errors(processes, scratch)
-    return _merge(job, scratch)
+    assert own is not None  # a child failed, or there is an error file
+    return _merge(job, scratch, own)
+
+
+def _run_own_shard(
+    job: ReplayJob,
+    scratch: Path,
+    catalogue: Catalogue,
+    progress: Callable[[int], None],
+    *,
+    children: Sequence[Any],
+    counters: Sequence[Any],
+) -> ReplayOutput | None:
+    """Shard 0, in this process; None when a child failed first (it is not waited for).
+
+    A strict run's input error is written as the children write theirs, so that the
+    first shard's error is the one raised whichever process met it."""
+    checked = [time.monotonic()]
+
+    def report(traces: int) -> None:
+        progress(traces + _sum(counters))
+        now = time.monotonic()
+        if now - checked[0] >= _POLL_S:
+            checked[0] = now
+            if any(child.exitcode not in (None, 0) for child in children):
+                raise _ChildFailed
+
+    outputs = (
+        _part(scratch, 0, "results", job.results_out),
+        _part(scratch, 0, "trajectories", job.trajectories_out),
+    )
+    try:
+        return _run_shard(job, Shard(0, job.workers), scratch, catalogue,
+                          progress=report, outputs=outputs)  # fmt: skip
+    except TraceFileError as exc:
+        (scratch / "error-0.txt").write_text(str(exc), encoding="utf-8")
+    except _ChildFailed:
+        pass
+    return None
+
+
+class _ChildFailed(Exception):
+    """Raised through this process's shard to stop it when a child has failed."""
+
+
+def _sum(counters: Sequence[Any]) -> int:
+    return sum(int(counter.value) for counter in counters)
 
 
 def _start_method() -> str:
@@ -180,7 +235,7 @@ def _wait(processes: Sequence[Any], on_tick: Callable[[], None]) -> None:
 
 
 def _raise_worker_errors(processes: Sequence[Any], scratch: Path) -> None:
-    for index in range(len(processes)):
+    for index in range(len(processes) + 1):  # this process's shard 0, then the children's
         error = scratch / f"error-{index}.txt"
         if error.exists():
             raise TraceFileError(error.read_text(encoding="utf-8"))
@@ -189,17 +244,22 @@ def _raise_worker_errors(processes: Sequence[Any], scratch: Path) -> None:
             raise ReplayWorkerError(f"replay worker {process.name} exited with {process.exitcode}")
 
 
-def _merge(job: ReplayJob, scratch: Path) -> ReplayOutput:
+def _merge(job: ReplayJob, scratch: Path, own: ReplayOutput) -> ReplayOutput:
     summary = RunSummary()
     suites: dict[str, Suite] = {}
     for index in range(job.workers):
-        with (scratch / f"summary-{index}.pickle").open("rb") as stream:
-            output: ReplayOutput = pickle.load(stream)  # our own worker's file
+        output = own if index == 0 else _child_output(scratch, index)
         summary.merge(output.summary)
         merge_suites(suites, output.junit or {})
     _concatenate(scratch, "results", job.workers, job.results_out)
     _concatenate(scratch, "trajectories", job.workers, job.trajectories_out)
     return ReplayOutput(summary, suites if job.junit else None)
+
+
+def _child_output(scratch: Path, index: int) -> ReplayOutput:
+    with (scratch / f"summary-{index}.pickle").open("rb") as stream:
+        output: ReplayOutput = pickle.load(stream)  # our own worker's file
+    return output
 
 
 def _concatenate(scratch: Path, name: str, workers: int, target: Path | None) -> None:

@@ -146,6 +146,11 @@ class FailureSample:
         self._kept.extend(other._kept)
         self._prune()
 
+    def trim(self) -> None:
+        """Drop now the failures no merge can keep (before sending this to another process):
+        the ``limit`` smallest ids of a merge are among each part's ``limit`` smallest."""
+        self._prune()
+
     def items(self) -> list[TraceFailure]:
         """The kept failures in ascending trace-id order."""
         self._prune()

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.agent_runs import EXTRA, GOOD, SPEC, T0, agent_run, framed, varint
@@ -200,6 +203,29 @@ def test_workers_produce_the_same_report_and_results(tmp_path: Path, spec: Path)
     assert outputs["1"] == outputs["2"]
     assert outputs["2"][1]["totals"]["traces"] == 40
     assert outputs["2"][1]["totals"]["files"] == 2
+
+
+def test_a_worker_that_dies_ends_the_run_without_waiting_for_this_process_shard(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # This process replays shard 0 itself; a child's death must stop it, not wait for it.
+    real = replay_workers._run_shard
+    deadline = time.monotonic() + 30
+
+    def shard_that_dies_or_waits(*args: Any, **kwargs: Any) -> Any:
+        shard = args[1]
+        if shard.index != 0:
+            os._exit(3)  # a forked child: as if killed
+        while time.monotonic() < deadline:  # stands for a long shard, reporting progress
+            kwargs["progress"](0)
+            time.sleep(0.01)
+        return real(*args, **kwargs)  # not stopped: the run then succeeds and the test fails
+
+    monkeypatch.setattr(replay_workers, "_run_shard", shard_that_dies_or_waits)
+    runs = write(tmp_path / "runs.pb", framed(*(agent_run(n) for n in range(1, 9))))
+    assert replay(spec, runs, "--workers", "2") == 2
+    assert "evald-replay-1 exited with 3" in capsys.readouterr().err
+    assert time.monotonic() < deadline
 
 
 def test_results_out_holds_this_run_only(tmp_path: Path, spec: Path) -> None:
