@@ -7,14 +7,19 @@ the other:
 1. the decode-only grpcio receiver, pinned to CPU 0;
 2. ``evald serve`` with ``pipeline.workers: 1`` (one process), pinned to CPU 0;
 3. ``evald serve`` with ``--workers`` workers (front + workers), not pinned: it
-   may use every CPU, sharing CPU 1 with the load generator.
+   may use every CPU, sharing CPU 1 with the load generator;
+4. ``evald serve`` with ``pipeline.workers: 1`` again, not pinned: what one process
+   loses by sharing the CPUs as the workers do (the threads of a process moving
+   between CPUs, and CPU 1 shared with the load generator).
 
 Prints the rates (with each target's peak resident memory, all its processes),
 (a) one worker against the receiver (rate and per CPU-second)
 and (b) the workers' spans per daemon CPU-second (user + sys of every daemon
-process, from ``/proc``) against one worker's, and how many cores the daemon used.
+process, from ``/proc``) against one worker's, and how many cores the daemon used;
+(b') the same against the unpinned single process's: the cost of the front and of
+the forwarding, apart from the cost of sharing the CPUs.
 
-With ``--repeat N`` the three runs are repeated N times, interleaved; the figures
+With ``--repeat N`` the four runs are repeated N times, interleaved; the figures
 above are each target's best, and each round's own ratios follow with their medians.
 
 ``--switch-interval`` runs evald with another ``pipeline.switch_interval`` (ADR 0026).
@@ -147,27 +152,34 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds; best kept")
     add_switch_interval(parser)
     args = parser.parse_args()
-    runs: dict[str, list[dict]] = {"baseline": [], "one": [], "all": []}
+    runs: dict[str, list[dict]] = {"baseline": [], "one": [], "all": [], "one unpinned": []}
     for _ in range(args.repeat):
         runs["baseline"].append(run_baseline(args.bench_dir, args))
         runs["one"].append(run_evald(args.bench_dir, args, 1, "0"))
         runs["all"].append(run_evald(args.bench_dir, args, args.workers, None))
-    baseline, one, every = (max(r, key=lambda x: x["acked_spans_per_s"]) for r in runs.values())
+        runs["one unpinned"].append(run_evald(args.bench_dir, args, 1, None))
+    baseline, one, every, loose = (
+        max(r, key=lambda x: x["acked_spans_per_s"]) for r in runs.values()
+    )
     base_rate, one_rate = baseline["acked_spans_per_s"], one["acked_spans_per_s"]
     print(f"baseline decode-only grpcio receiver: {base_rate:,.0f} spans/s{_cpu(baseline)}")
     print(f"evald serve, workers: 1, CPU 0: {one_rate:,.0f} spans/s{_cpu(one)}")
     print(f"evald serve, workers: {args.workers}, unpinned: "
           f"{every['acked_spans_per_s']:,.0f} spans/s{_cpu(every)}")  # fmt: skip
+    print(f"evald serve, workers: 1, unpinned: {loose['acked_spans_per_s']:,.0f} spans/s"
+          f"{_cpu(loose)}")  # fmt: skip
     for label, result in (("1 worker", one), (f"{args.workers} workers", every)):
         print(
             f"  traces evaluated during the {label} run: {result.get('evaluated_traces', 0):,.0f}"
         )
     print(f"(a) ratio one worker / baseline: {one_rate / base_rate:.3f}")
-    per_cpu = [r.get("acked_spans_per_target_cpu_s") for r in (one, baseline, every)]
+    per_cpu = [r.get("acked_spans_per_target_cpu_s") for r in (one, baseline, every, loose)]
     if all(per_cpu):  # less sensitive to other load on the receiver's CPU than the rates
         print(f"    ratio per receiver CPU-second: {per_cpu[0] / per_cpu[1]:.3f}")
         print(f"(b) {args.workers} workers, spans per daemon CPU-second / one worker's: "
               f"{per_cpu[2] / per_cpu[0]:.3f}")  # fmt: skip
+        print(f"(b') the same / one worker's unpinned: {per_cpu[2] / per_cpu[3]:.3f}"
+              f" (one worker unpinned / pinned: {per_cpu[3] / per_cpu[0]:.3f})")  # fmt: skip
         busy = every.get("system_cpu_pct") or 0.0
         print(f"    daemon cores used: {every['target_cpu_pct'] / 100:.2f} "
               f"(machine: {busy / 100:.2f} cores busy in all)")  # fmt: skip
@@ -178,15 +190,20 @@ def main() -> None:
 def _per_round(runs: dict[str, list[dict]]) -> None:
     """Each round's own ratios and their medians. The best of each target (above) may
     come from different rounds; on a machine whose speed changes between minutes, the
-    ratios of one round (its three runs back to back) are the fairer figures."""
-    rounds = list(zip(runs["baseline"], runs["one"], runs["all"], strict=True))
-    a = [one["acked_spans_per_s"] / base["acked_spans_per_s"] for base, one, _ in rounds]
+    ratios of one round (its runs back to back) are the fairer figures."""
+    rounds = list(
+        zip(runs["baseline"], runs["one"], runs["all"], runs["one unpinned"], strict=True)
+    )
+    a = [one["acked_spans_per_s"] / base["acked_spans_per_s"] for base, one, _, _ in rounds]
     print(f"per round (a): {' '.join(f'{x:.3f}' for x in a)}; median {statistics.median(a):.3f}")
     key = "acked_spans_per_target_cpu_s"
-    if all(one.get(key) and every.get(key) for _, one, every in rounds):
-        b = [every[key] / one[key] for _, one, every in rounds]
+    if all(one.get(key) and every.get(key) and loose.get(key) for _, one, every, loose in rounds):
+        b = [every[key] / one[key] for _, one, every, _ in rounds]
         print(f"per round (b): {' '.join(f'{x:.3f}' for x in b)}; "
               f"median {statistics.median(b):.3f}")  # fmt: skip
+        b2 = [every[key] / loose[key] for _, _, every, loose in rounds]
+        print(f"per round (b'): {' '.join(f'{x:.3f}' for x in b2)}; "
+              f"median {statistics.median(b2):.3f}")  # fmt: skip
 
 
 def _cpu(result: dict) -> str:
