@@ -222,6 +222,9 @@ def test_a_worker_that_dies_ends_the_run_without_waiting_for_this_process_shard(
         return real(*args, **kwargs)  # not stopped: the run then succeeds and the test fails
 
     monkeypatch.setattr(replay_workers, "_run_shard", shard_that_dies_or_waits)
+    # Forked, so that the child runs the patched shard (under xdist this process has
+    # other threads, and evald would spawn; the child exits at once, taking no lock).
+    monkeypatch.setattr(replay_workers, "_start_method", lambda: "fork")
     runs = write(tmp_path / "runs.pb", framed(*(agent_run(n) for n in range(1, 9))))
     assert replay(spec, runs, "--workers", "2") == 2
     assert "evald-replay-1 exited with 3" in capsys.readouterr().err
