@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import pickle
 import shutil
 import sys
@@ -36,6 +37,8 @@ from collector.offline.reports.junit import JUnitSpool, Suite, merge_suites
 from collector.offline.reports.summary import RunSummary
 
 _POLL_S = 0.1
+
+log = logging.getLogger(__name__)
 
 
 class ReplayWorkerError(Exception):
@@ -115,9 +118,17 @@ def _worker(job: ReplayJob, index: int, scratch: Path, catalogue: Catalogue, cou
     if not logging.getLogger().handlers:  # spawned: nothing inherited
         logging.basicConfig(level=job.log_level, format="%(levelname)s %(name)s: %(message)s")
     shard = Shard(index, job.workers)
+    parent = os.getppid()
+    checked = [time.monotonic()]
 
     def report(traces: int) -> None:
         counter.value = traces
+        now = time.monotonic()
+        if now - checked[0] >= _POLL_S:
+            checked[0] = now
+            if os.getppid() != parent:  # evald died (killed, crashed): nobody will merge
+                log.error("replay worker %d: the evald process is gone; stopping", index)
+                raise SystemExit(1)
 
     try:
         outputs = (
@@ -148,9 +159,10 @@ def _run_parallel(
         )
         for index in range(1, job.workers)
     ]
-    for process in processes:
-        process.start()
+    terminated: list[Any] = []
     try:
+        for process in processes:
+            process.start()
         own = _run_own_shard(
             job, scratch, catalogue, progress, children=processes, counters=counters
         )
@@ -159,9 +171,11 @@ def _run_parallel(
     finally:
         for process in processes:
             if process.is_alive():
+                terminated.append(process)
                 process.terminate()
-            process.join()
-    _raise_worker_errors(processes, scratch)
+            if process.pid is not None:  # started
+                process.join()
+    _raise_worker_errors(processes, scratch, terminated)
     assert own is not None  # a child failed, or there is an error file
     return _merge(job, scratch, own)
 
@@ -182,10 +196,11 @@ def _run_own_shard(
     checked = [time.monotonic()]
 
     def report(traces: int) -> None:
-        progress(traces + _sum(counters))
+        # After each payload; at most every _POLL_S, not to slow the shard down.
         now = time.monotonic()
         if now - checked[0] >= _POLL_S:
             checked[0] = now
+            progress(traces + _sum(counters))
             if any(child.exitcode not in (None, 0) for child in children):
                 raise _ChildFailed
 
@@ -234,12 +249,16 @@ def _wait(processes: Sequence[Any], on_tick: Callable[[], None]) -> None:
     on_tick()
 
 
-def _raise_worker_errors(processes: Sequence[Any], scratch: Path) -> None:
+def _raise_worker_errors(
+    processes: Sequence[Any], scratch: Path, terminated: Sequence[Any]
+) -> None:
+    """The first shard's input error, else a child's failure: one that failed on its
+    own before one this process stopped (``terminated``, because another had failed)."""
     for index in range(len(processes) + 1):  # this process's shard 0, then the children's
         error = scratch / f"error-{index}.txt"
         if error.exists():
             raise TraceFileError(error.read_text(encoding="utf-8"))
-    for process in processes:
+    for process in sorted(processes, key=lambda process: process in terminated):
         if process.exitcode != 0:
             raise ReplayWorkerError(f"replay worker {process.name} exited with {process.exitcode}")
 

@@ -12,6 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from support.agent_runs import EXTRA, GOOD, SPEC, T0, agent_run, framed, varint
 from support.paths import GOLDEN
 
 from collector.cli.command import main
+from collector.config.settings import Config
 from collector.decode import decode_json, decode_protobuf
 from collector.offline import workers as replay_workers
 from collector.offline.progress import ProgressLine
@@ -205,30 +207,57 @@ def test_workers_produce_the_same_report_and_results(tmp_path: Path, spec: Path)
     assert outputs["2"][1]["totals"]["files"] == 2
 
 
+@pytest.mark.parametrize("workers", [2, 3])
 def test_a_worker_that_dies_ends_the_run_without_waiting_for_this_process_shard(
-    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    spec: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    workers: int,
 ) -> None:
-    # This process replays shard 0 itself; a child's death must stop it, not wait for it.
+    # This process replays shard 0 itself; a child's death must stop it, not wait for
+    # it. The last child dies; the others, like shard 0, stand for long shards (evald
+    # stops them), and the error names the one that failed, not one evald stopped.
     real = replay_workers._run_shard
     deadline = time.monotonic() + 30
 
     def shard_that_dies_or_waits(*args: Any, **kwargs: Any) -> Any:
         shard = args[1]
-        if shard.index != 0:
+        if shard.index == workers - 1:
             os._exit(3)  # a forked child: as if killed
-        while time.monotonic() < deadline:  # stands for a long shard, reporting progress
+        while time.monotonic() < deadline:  # a long shard, reporting progress
             kwargs["progress"](0)
             time.sleep(0.01)
         return real(*args, **kwargs)  # not stopped: the run then succeeds and the test fails
 
     monkeypatch.setattr(replay_workers, "_run_shard", shard_that_dies_or_waits)
-    # Forked, so that the child runs the patched shard (under xdist this process has
-    # other threads, and evald would spawn; the child exits at once, taking no lock).
+    # Forked, so that the children run the patched shard (in the full suite this process
+    # has other threads, and evald would spawn; the children take no lock here).
     monkeypatch.setattr(replay_workers, "_start_method", lambda: "fork")
     runs = write(tmp_path / "runs.pb", framed(*(agent_run(n) for n in range(1, 9))))
-    assert replay(spec, runs, "--workers", "2") == 2
-    assert "evald-replay-1 exited with 3" in capsys.readouterr().err
+    assert replay(spec, runs, "--workers", str(workers)) == 2
+    assert f"evald-replay-{workers - 1} exited with 3" in capsys.readouterr().err
     assert time.monotonic() < deadline
+
+
+def test_a_worker_stops_when_evald_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Killed or crashed, evald merges nothing: a child re-parented stops at its next report.
+    parent = [os.getppid()]
+    monkeypatch.setattr(replay_workers.os, "getppid", lambda: parent[0])
+    monkeypatch.setattr(replay_workers, "_POLL_S", 0.0)
+
+    def shard(*args: Any, **kwargs: Any) -> Any:
+        kwargs["progress"](1)  # evald is there
+        parent[0] = 1  # evald died: the child now belongs to init
+        kwargs["progress"](2)
+        raise AssertionError("the worker went on")
+
+    monkeypatch.setattr(replay_workers, "_run_shard", shard)
+    counter = SimpleNamespace(value=0)
+    job = replay_workers.ReplayJob(Config(), ("runs.pb",), workers=2)
+    with pytest.raises(SystemExit) as stopped:
+        replay_workers._worker(job, 1, tmp_path, {}, counter)
+    assert (stopped.value.code, counter.value) == (1, 2)
 
 
 def test_results_out_holds_this_run_only(tmp_path: Path, spec: Path) -> None:
