@@ -195,15 +195,16 @@ def _per_round(runs: dict[str, list[dict]]) -> None:
         zip(runs["baseline"], runs["one"], runs["all"], runs["one unpinned"], strict=True)
     )
     a = [one["acked_spans_per_s"] / base["acked_spans_per_s"] for base, one, _, _ in rounds]
-    print(f"per round (a): {' '.join(f'{x:.3f}' for x in a)}; median {statistics.median(a):.3f}")
+    _round_line("(a)", a)
     key = "acked_spans_per_target_cpu_s"
     if all(one.get(key) and every.get(key) and loose.get(key) for _, one, every, loose in rounds):
-        b = [every[key] / one[key] for _, one, every, _ in rounds]
-        print(f"per round (b): {' '.join(f'{x:.3f}' for x in b)}; "
-              f"median {statistics.median(b):.3f}")  # fmt: skip
-        b2 = [every[key] / loose[key] for _, _, every, loose in rounds]
-        print(f"per round (b'): {' '.join(f'{x:.3f}' for x in b2)}; "
-              f"median {statistics.median(b2):.3f}")  # fmt: skip
+        _round_line("(b)", [every[key] / one[key] for _, one, every, _ in rounds])
+        _round_line("(b')", [every[key] / loose[key] for _, _, every, loose in rounds])
+
+
+def _round_line(label: str, ratios: list[float]) -> None:
+    shown = " ".join(f"{ratio:.3f}" for ratio in ratios)
+    print(f"per round {label}: {shown}; median {statistics.median(ratios):.3f}")
 
 
 def _cpu(result: dict) -> str:

@@ -109,8 +109,31 @@ def _run_shard(
     return ReplayOutput(summary, spool.suites if spool is not None else None)
 
 
+def _outputs(job: ReplayJob, scratch: Path, index: int) -> tuple[Path | None, Path | None]:
+    """Shard ``index``'s results and trajectories files in ``scratch``, if wanted."""
+    return (
+        _part(scratch, index, "results", job.results_out),
+        _part(scratch, index, "trajectories", job.trajectories_out),
+    )
+
+
 def _part(scratch: Path, index: int, name: str, wanted: Path | None) -> Path | None:
     return None if wanted is None else scratch / f"{name}-{index}.jsonl"
+
+
+class _Poll:
+    """``due()`` is true at most once every ``_POLL_S``: the checks a shard makes after
+    each payload, kept off most payloads."""
+
+    def __init__(self) -> None:
+        self._last = time.monotonic()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self._last < _POLL_S:
+            return False
+        self._last = now
+        return True
 
 
 def _worker(job: ReplayJob, index: int, scratch: Path, catalogue: Catalogue, counter: Any) -> None:
@@ -119,22 +142,16 @@ def _worker(job: ReplayJob, index: int, scratch: Path, catalogue: Catalogue, cou
         logging.basicConfig(level=job.log_level, format="%(levelname)s %(name)s: %(message)s")
     shard = Shard(index, job.workers)
     parent = os.getppid()
-    checked = [time.monotonic()]
+    poll = _Poll()
 
     def report(traces: int) -> None:
         counter.value = traces
-        now = time.monotonic()
-        if now - checked[0] >= _POLL_S:
-            checked[0] = now
-            if os.getppid() != parent:  # evald died (killed, crashed): nobody will merge
-                log.error("replay worker %d: the evald process is gone; stopping", index)
-                raise SystemExit(1)
+        if poll.due() and os.getppid() != parent:  # evald died: nobody will merge
+            log.error("replay worker %d: the evald process is gone; stopping", index)
+            raise SystemExit(1)
 
     try:
-        outputs = (
-            _part(scratch, index, "results", job.results_out),
-            _part(scratch, index, "trajectories", job.trajectories_out),
-        )
+        outputs = _outputs(job, scratch, index)
         output = _run_shard(job, shard, scratch, catalogue, progress=report, outputs=outputs)
     except TraceFileError as exc:
         (scratch / f"error-{index}.txt").write_text(str(exc), encoding="utf-8")
@@ -193,21 +210,15 @@ def _run_own_shard(
 
     A strict run's input error is written as the children write theirs, so that the
     first shard's error is the one raised whichever process met it."""
-    checked = [time.monotonic()]
+    poll = _Poll()
 
     def report(traces: int) -> None:
-        # After each payload; at most every _POLL_S, not to slow the shard down.
-        now = time.monotonic()
-        if now - checked[0] >= _POLL_S:
-            checked[0] = now
+        if poll.due():
             progress(traces + _sum(counters))
-            if any(child.exitcode not in (None, 0) for child in children):
+            if _one_failed(children):
                 raise _ChildFailed
 
-    outputs = (
-        _part(scratch, 0, "results", job.results_out),
-        _part(scratch, 0, "trajectories", job.trajectories_out),
-    )
+    outputs = _outputs(job, scratch, 0)
     try:
         return _run_shard(job, Shard(0, job.workers), scratch, catalogue,
                           progress=report, outputs=outputs)  # fmt: skip
@@ -226,6 +237,11 @@ def _sum(counters: Sequence[Any]) -> int:
     return sum(int(counter.value) for counter in counters)
 
 
+def _one_failed(processes: Sequence[Any]) -> bool:
+    """Whether a worker process has exited with an error (or been killed)."""
+    return any(process.exitcode not in (None, 0) for process in processes)
+
+
 def _start_method() -> str:
     # fork starts a worker in milliseconds, spawn re-imports everything (seconds);
     # but forking a process that runs other threads can deadlock the child.
@@ -241,7 +257,7 @@ def _wait(processes: Sequence[Any], on_tick: Callable[[], None]) -> None:
     a poll on average after its last worker was done."""
     running = {process.sentinel: process for process in processes}
     while running:
-        if any(process.exitcode not in (None, 0) for process in processes):
+        if _one_failed(processes):
             return
         on_tick()
         for sentinel in wait_for_exit(list(running), timeout=_POLL_S):
