@@ -69,6 +69,10 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
+    "openai-agents-laminar": "Laminar types its spans by its own lmnr.span.type (LLM, TOOL,"
+    " DEFAULT) and writes gen_ai.input/output.messages on the model spans without"
+    " gen_ai.operation.name: no span gets a role, so every trace is skipped as no agent run"
+    " (its NOTES.md gives what each span records)",
 }
 
 
