@@ -69,6 +69,12 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
+    "llamaindex-otel-native": "LlamaIndex's own OTel handler (llama-index-observability-otel)"
+    " names spans <Class>.<method> and writes no convention's keys: the model's requests and"
+    " replies are only in span events (LLMChatStartEvent / LLMChatEndEvent: messages,"
+    " response.message.*), the tool calls only as Python reprs of workflow events"
+    " (llamaindex.step.input_summary, cut at 200 characters): every trace is skipped as no"
+    " agent run",
 }
 
 
