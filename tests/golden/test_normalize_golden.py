@@ -132,6 +132,7 @@ CAPTURED = {
     "haystack-openlit",
     "dspy-openlit",
     "openai-agents-laminar",
+    "llamaindex-otel-native",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -161,6 +162,7 @@ AGENT_NAME_NOT_RECORDED = {
     "haystack-otel-native",  # Haystack's own tracer: the agent's spans name no agent
     "claude-agent-sdk-otel",  # Claude Code: the turn span is its only name
     "llamaindex-openlit",  # OpenLIT records the model calls only, under the app's turn span
+    "llamaindex-otel-native",  # LlamaIndex's own OTel handler: class-named spans, no agent
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -73,6 +73,12 @@ NOT_READ = {
     " DEFAULT) and writes gen_ai.input/output.messages on the model spans without"
     " gen_ai.operation.name: no span gets a role, so every trace is skipped as no agent run"
     " (its NOTES.md gives what each span records)",
+    "llamaindex-otel-native": "LlamaIndex's own OTel handler (llama-index-observability-otel)"
+    " names spans <Class>.<method> and writes no convention's keys: the model's requests and"
+    " replies are only in span events (LLMChatStartEvent / LLMChatEndEvent: messages,"
+    " response.message.*), the tool calls only as Python reprs of workflow events"
+    " (llamaindex.step.input_summary, cut at 200 characters): every trace is skipped as no"
+    " agent run",
 }
 
 
