@@ -108,7 +108,7 @@ class _Builder:
             self.families.append(convention)
             found.add(convention)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
-        self.named = confirmed_agents(tree, self.roles)  # (their roles become AGENT)
+        self.named = confirmed_agents(tree, self.roles, mappings)  # (their roles become AGENT)
         self.requested = confirmed_tools(tree, self.roles, ARGUMENT_KEYS)  # (untyped tool spans)
         self.internal_tools = mappings.internal_tools if mappings else DEFAULT_INTERNAL_TOOLS
         self.work: dict[int, int] = {}  # ``_work`` memo

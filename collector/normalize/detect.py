@@ -114,6 +114,8 @@ def _other_roles(
     role = traceloop.classify(span)  # older OpenLLMetry LLM spans (llm.request.type)
     if role is not None:
         return role, traceloop.NAME
+    if genai.evident_model_call(span):  # the GenAI message keys without an operation
+        return Role.LLM, genai.NAME
     role = evidence.classify(span)  # keys in the span name's own namespace
     if role is not None:
         return role, EVIDENCE

@@ -29,9 +29,8 @@ from collector.normalize.messages import (
     USER_ROLES,
     RequestedCall,
     content_part_calls,
+    has_role,
     last_text,
-    message_list,
-    role_of,
 )
 from collector.normalize.roles import Role
 from collector.normalize.values import json_object, text
@@ -67,15 +66,6 @@ def _ending(span: Span, suffix: str, namespaces: list[str] | None = None) -> Any
     return None
 
 
-def _has_role(value: Any, roles: frozenset[str] | None) -> bool:
-    found = message_list(value)
-    if not found:
-        return False
-    return any(
-        role_of(item) is not None if roles is None else role_of(item) in roles for item in found
-    )
-
-
 def classify(span: Span) -> Role | None:
     """``TOOL`` for a tool's name and the arguments of its call (a JSON object); ``LLM``
     for a request holding messages and a reply holding an assistant message; else None."""
@@ -86,10 +76,10 @@ def classify(span: Span) -> Role | None:
     if isinstance(name, str) and json_object(_ending(span, TOOL_INPUT, namespaces)) is not None:
         return Role.TOOL
     request = json_object(_ending(span, LLM_INPUT, namespaces))
-    if request is None or not _has_role(request, None):
+    if request is None or not has_role(request, None):
         return None
     reply = json_object(_ending(span, LLM_OUTPUT, namespaces))
-    return Role.LLM if _has_role(reply, ASSISTANT_ROLES) else None
+    return Role.LLM if has_role(reply, ASSISTANT_ROLES) else None
 
 
 def tool_parts(span: Span) -> tuple[str | None, Any, Any, str | None]:

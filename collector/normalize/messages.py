@@ -90,6 +90,17 @@ def text_of(message: Any) -> str | None:
     return text_of_content(fields.get("content"))
 
 
+def has_role(value: Any, roles: frozenset[str] | None) -> bool:
+    """Whether ``value`` holds a message list with a message of one of ``roles`` (of any
+    role when None)."""
+    found = message_list(value)
+    if not found:
+        return False
+    return any(
+        role_of(item) is not None if roles is None else role_of(item) in roles for item in found
+    )
+
+
 def message_list(value: Any, depth: int = 0) -> list[Any] | None:
     """The message list inside ``value``: a list, or under ``messages``/``inputs``/``contents``.
 
@@ -144,8 +155,16 @@ def last_text(messages: Any, roles: frozenset[str]) -> str | None:
 
 
 def genai_tool_calls(messages: Any) -> Iterator[RequestedCall]:
-    """``tool_call`` parts of GenAI semconv output messages (``gen_ai.output.messages``)."""
+    """``tool_call`` parts of GenAI semconv output messages (``gen_ai.output.messages``),
+    and the OpenAI Responses API's ``function_call`` items written there in its place
+    (Laminar: one item per call, the id the answers name under ``call_id``)."""
     for message in message_list(messages) or ():
+        if isinstance(message, dict) and message.get("type") == "function_call":
+            call_id = message.get("call_id", message.get("id"))
+            call = requested(call_id, message.get("name"), message.get("arguments"))
+            if call is not None:
+                yield call
+            continue
         parts = message.get("parts") if isinstance(message, dict) else None
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, dict) and part.get("type") == "tool_call":

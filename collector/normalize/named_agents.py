@@ -1,5 +1,5 @@
 """Agents named only by a bare ``name`` attribute, where a hand-over names them (ADR 0017,
-rule 45).
+rule 45), or only by their span's name, where the spans below name them (rule 66).
 
 Logfire's OpenAI Agents integration writes each agent run as a span whose only record
 of the agent is a bare ``name`` attribute (``name: "store"`` on ``Agent run: {name!r}``).
@@ -10,6 +10,17 @@ the tool's name ends in ``_to_X``, compared as slugs; a tool named X is no evide
 since a tool's own span carries its name), and the span has model calls below it.
 Such a span is read as agent X's run; the hand-over then has a hop to hand over to
 (rule 35).
+
+Laminar's OpenAI Agents instrumentation writes the agent's run as a plain span named
+after the agent (``music_store_support``), and each turn of the loop below it as a span
+that says whose turn it is (``openai.agents.turn.agent_name: music_store_support``),
+under a key of its own that no convention names. A span name is no evidence by itself;
+it is where the spans directly below agree under the key the user maps as the agent's
+name (``normalization.mappings.agent_name``): in a trace where no span is an agent's,
+an unrecognised span some of whose children record its own name under that key (and
+none another), with a model call below it, is that agent's run (rule 66). Keys are
+looked up, never iterated (the decoder keeps only keys that are named), so an
+unmapped key is not read.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from typing import Final
 
 from collector.normalize import conventions
 from collector.normalize.handoffs import slug
+from collector.normalize.mappings import Mappings
 from collector.normalize.roles import Role
 from collector.normalize.tree import SpanTree, role_below
 
@@ -27,9 +39,50 @@ _MAX_DEPTH: Final = 8  # levels below a candidate looked through for a model cal
 _LLM: Final = frozenset({Role.LLM})
 
 
-def confirmed_agents(tree: SpanTree, roles: list[Role]) -> dict[int, str]:
-    """Span index → agent name for every unrecognised span that a hand-over confirms
-    as an agent (module docstring); their roles become ``Role.AGENT`` in ``roles``."""
+def confirmed_agents(
+    tree: SpanTree, roles: list[Role], mappings: Mappings | None = None
+) -> dict[int, str]:
+    """Span index → agent name for every unrecognised span that a hand-over, or in a
+    trace without an agent span, the spans below confirm as an agent (module
+    docstring); their roles become ``Role.AGENT`` in ``roles``."""
+    mapped = mappings.agent_name if mappings is not None else None
+    if mapped and Role.AGENT not in roles:
+        found = _named_by_children(tree, roles, mapped)
+        if found:
+            return found
+    return _named_by_hand_over(tree, roles)
+
+
+def _named_by_children(tree: SpanTree, roles: list[Role], key: str) -> dict[int, str]:
+    """Rule 66 (module docstring): ``key`` is the mapped agent-name key."""
+    found: dict[int, str] = {}
+    for i, span in enumerate(tree.spans):
+        if (
+            roles[i] is Role.OTHER
+            and span.name.strip()
+            and _name_below(tree, i, key) == span.name
+            and role_below(tree, roles, i, _LLM, max_depth=_MAX_DEPTH)
+        ):
+            found[i] = span.name
+    for i in found:
+        roles[i] = Role.AGENT
+    return found
+
+
+def _name_below(tree: SpanTree, i: int, key: str) -> str | None:
+    """The agent name span ``i``'s children record under ``key``, when those that
+    record one agree; else None."""
+    named: str | None = None
+    for kid in tree.children(i):
+        value = tree.spans[kid].attributes.get(key)
+        if isinstance(value, str):
+            if named is not None and value != named:
+                return None
+            named = value
+    return named
+
+
+def _named_by_hand_over(tree: SpanTree, roles: list[Role]) -> dict[int, str]:
     candidates: dict[int, str] = {}
     for i, span in enumerate(tree.spans):
         if roles[i] is Role.OTHER:

@@ -9,7 +9,9 @@ convention reads. Such a span is the call's when it can be no other's: no conven
 recognised it, no model or tool call runs below it, its name is the call's name, and
 it runs between the requesting model call's end and the next model call's start. The
 step keeps everything the messages gave it and takes the span's id, start and
-duration. Spans are taken one to one, in start order (parallel calls of one name).
+duration, and its failure when it records one (rule 65: the span's own record of the
+failure, as a tool span's, before the text the model was shown). Spans are taken one
+to one, in start order (parallel calls of one name).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from collector.normalize import kinds
+from collector.normalize.errors import span_error
 from collector.normalize.rebuilt import SOURCE as FROM_MESSAGES
 from collector.normalize.roles import Role
 from collector.normalize.step_records import (
     DURATION,
+    ERROR,
     EXECUTED,
     SOURCE,
     SPAN_ID,
@@ -83,6 +87,9 @@ def timed_by_spans(
             taken.add(i)
             changes = {SPAN_ID: span.span_id.hex(), START: span.start_unix_nano}
             changes[DURATION] = duration_s(span)
+            failure = span_error(span)
+            if failure is not None:
+                changes[ERROR] = failure
             timed[k] = with_fields(step, changes)
             break
     return tuple(timed)

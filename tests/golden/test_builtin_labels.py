@@ -18,6 +18,7 @@ from support.captures import (
     NO_CONTENT_RECORDED,
     NOT_READ,
     SERVICE_FIXED_BY_SDK,
+    USER_MAPPINGS,
     matching_the_agent,
     not_read,
 )
@@ -74,6 +75,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
         if folder.name in SERVICE_FIXED_BY_SDK:
             specs = specs_by_agent(scratch / "by-agent")
         args = ["--log-level", "WARNING", "replay", *inputs, "--spec", specs]
+        if folder.name in USER_MAPPINGS:  # as a user of that instrumentation configures it
+            config = scratch / f"{folder.name}.yaml"
+            mappings = {"normalization": {"mappings": USER_MAPPINGS[folder.name]}}
+            config.write_text(json.dumps(mappings))
+            args[3:3] = ["--config", str(config)]
         report = str(results.with_suffix(".txt"))
         main([*args, "--results-out", str(results), "--report-out", report])
         lines += [json.loads(line) for line in results.read_text().splitlines()]

@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.captures import NO_CONTENT_RECORDED, SESSION_NOT_RECORDED, TOOL_PREFIXES, not_read
+from support.captures import (
+    NO_CONTENT_RECORDED,
+    SESSION_NOT_RECORDED,
+    TOOL_PREFIXES,
+    not_read,
+    user_mappings,
+)
 from support.paths import GOLDEN
 
 from collector.assembly.log_join import join
@@ -221,10 +227,6 @@ NO_CONTENT_GAPS = {"tool_args", "tool_results", "input", "output", "content"}
 # Tools recorded under their plugin's name (TOOL_PREFIXES, support.captures); the labels
 # name the function, as a spec may (``evaluators.matching.names_match``).
 QUALIFIED_TOOL_NAMES = set(TOOL_PREFIXES)
-# Sessions recorded under a key too bare to take for one unmapped: the OpenAI Agents SDK's
-# ``group_id`` (its conversation id) on Logfire's root span. A user maps it
-# (``normalization.mappings.session_id: group_id``; docs/instrument-your-agent.md).
-SESSION_ONLY_MAPPED = {"openai-agents-logfire", "openai-agents-handoff-logfire"}
 CORE_SCENARIOS = {"correct", "extra_call", "wrong_order", "tool_error", "parallel_calls"}
 
 
@@ -275,10 +277,14 @@ def group_traces(spans: list[Span], records: Sequence[LogRecord] = ()) -> dict[s
 
 
 def load(framework: str, scenario: str, form: str) -> tuple[dict[str, Any], dict[str, Trace]]:
+    """A scenario's labels and traces, decoded as evald decodes them (with the mapping a
+    user of that capture's instrumentation writes, ``USER_MAPPINGS``)."""
     folder = TRACES / framework
     expected = json.loads((folder / f"{scenario}.expected.json").read_text())
     path = folder / f"{scenario}.{form}"
-    return expected, group_traces(decode_file(path), decode_logs(path))
+    mappings = user_mappings(framework)
+    selector = ATTRIBUTE_SELECTOR if mappings is None else mappings.selector(ATTRIBUTE_SELECTOR)
+    return expected, group_traces(decode_file(path, selector), decode_logs(path, selector))
 
 
 def turn_trace_ids(expected: dict[str, Any]) -> list[str]:
@@ -325,8 +331,9 @@ def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[st
     skip_if_not_read(framework, expected["scenario"])
     labelled_errors = {e["tool"]: e["message_contains"] for e in expected["labels"]["tool_errors"]}
     no_content = framework in NO_CONTENT_RECORDED
+    mappings = user_mappings(framework)
     for turn, trace_id in enumerate(turn_trace_ids(expected)):
-        trajectory = normalize(traces[trace_id])
+        trajectory = normalize(traces[trace_id], mappings)
         tools = [step for step in trajectory.tool_calls if step.executed]
         labelled = [call for call in expected["actual_trajectory"] if call["turn"] == turn]
         actual = [(tool_name(framework, s), s.args, s.error is not None) for s in tools]
@@ -352,8 +359,7 @@ def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[st
             assert {step.agent for step in tools} <= {worker}
         elif framework not in AGENT_NAME_NOT_RECORDED:
             assert trajectory.agent == "music_store_support"
-        unread = SESSION_ONLY_MAPPED | SESSION_NOT_RECORDED
-        if expected["session_id"] is not None and framework not in unread:
+        if expected["session_id"] is not None and framework not in SESSION_NOT_RECORDED:
             assert trajectory.session_id == expected["session_id"]
 
 

@@ -9,7 +9,7 @@ import yaml
 
 from collector.core.records import CompletionReason, Trace
 from collector.decode import decode_json
-from collector.normalize import ATTRIBUTE_SELECTOR, normalize
+from collector.normalize import ATTRIBUTE_SELECTOR, Mappings, normalize
 from evaluators.trajectory import Trajectory
 from support.paths import GOLDEN
 
@@ -30,7 +30,28 @@ SESSION_PER_TURN = frozenset({"ag2-otel"})
 # "agentops"): the example specs, which match the music store by service, are given to
 # them matching by the agent's name instead (``specs_by_agent``), as a user of that SDK
 # would write them.
-SERVICE_FIXED_BY_SDK = frozenset({"agentops-manual"})
+SERVICE_FIXED_BY_SDK = frozenset({"agentops-manual", "openai-agents-laminar"})
+# Captures whose agent or session the instrumentation records only under keys of its own
+# or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
+# docs/instrument-your-agent.md gives each): Logfire records the OpenAI Agents SDK's
+# conversation as a bare ``group_id``; Laminar's OpenAI Agents turns name their agent, and
+# its association properties hold the session. The label tests read these with the mapping.
+USER_MAPPINGS: dict[str, dict[str, str]] = {
+    "openai-agents-logfire": {"session_id": "group_id"},
+    "openai-agents-handoff-logfire": {"session_id": "group_id"},
+    "openai-agents-laminar": {
+        "agent_name": "openai.agents.turn.agent_name",
+        "session_id": "lmnr.association.properties.session_id",
+    },
+}
+
+
+def user_mappings(framework: str) -> Mappings | None:
+    """The mapping a user of ``framework`` writes (``USER_MAPPINGS``), or None."""
+    fields = USER_MAPPINGS.get(framework)
+    return None if fields is None else Mappings.model_validate(fields)
+
+
 # Captures that record tools under a qualified name (Semantic Kernel: plugin, "-",
 # function, the name the model is given); the labels name the function.
 TOOL_PREFIXES = {"semantic-kernel": "MusicStore-", "semantic-kernel-handoff": "MusicStore-"}
@@ -69,10 +90,6 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
-    "openai-agents-laminar": "Laminar types its spans by its own lmnr.span.type (LLM, TOOL,"
-    " DEFAULT) and writes gen_ai.input/output.messages on the model spans without"
-    " gen_ai.operation.name: no span gets a role, so every trace is skipped as no agent run"
-    " (its NOTES.md gives what each span records)",
     "llamaindex-otel-native": "LlamaIndex's own OTel handler (llama-index-observability-otel)"
     " names spans <Class>.<method> and writes no convention's keys: the model's requests and"
     " replies are only in span events (LLMChatStartEvent / LLMChatEndEvent: messages,"

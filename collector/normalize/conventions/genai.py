@@ -17,6 +17,7 @@ from collector.normalize.messages import (
     USER_ROLES,
     RequestedCall,
     genai_tool_calls,
+    has_role,
     last_text,
 )
 from collector.normalize.roles import Role
@@ -65,7 +66,9 @@ KEYS: Final[tuple[str, ...]] = (
 PREFIXES: Final[tuple[str, ...]] = ()
 
 _TOKEN_KEYS: Final = (*INPUT_TOKENS, *OUTPUT_TOKENS)
-_TOOL_CALL_PART: Final = "tool_call"  # the part type; absent from the JSON text → no requests
+# A requested call is a ``tool_call`` part, or a Responses-API ``function_call`` item: a
+# reply whose JSON text names neither requests nothing (one scan for both).
+_CALL_MARK: Final = "_call"
 _LLM_OPERATIONS: Final = frozenset({"chat", "generate_content", "text_completion"})
 _ROLES: Final = {
     "invoke_agent": Role.AGENT,
@@ -123,6 +126,23 @@ def classify(span: Span) -> Role | None:
     return Role.CHAIN if _names_its_model(span) else Role.OTHER
 
 
+def evident_model_call(span: Span) -> bool:
+    """Whether a span that names no GenAI operation records a model call all the same
+    (ADR 0017, rule 65): the conventions' own request and reply keys, the request a
+    message list, the reply holding an assistant message, and the model named or its
+    answer counted (a request or response model, token counts). Laminar writes its model
+    spans so (its own ``lmnr.span.type`` beside them). Costs two lookups on a span
+    without both keys; the messages are parsed only when both are there."""
+    attributes = span.attributes
+    request = attributes.get(INPUT_MESSAGES)
+    if request is None:
+        return False
+    reply = attributes.get(OUTPUT_MESSAGES)
+    if reply is None or (REQUEST_MODEL not in attributes and not _answered(attributes)):
+        return False
+    return has_role(structured(request), None) and has_role(structured(reply), ASSISTANT_ROLES)
+
+
 def _messages(span: Span, key: str) -> AttrValue:
     value = span.attributes.get(key)
     return value if value is not None else event_attribute(span, DETAILS_EVENT, key)
@@ -132,7 +152,7 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     value = _messages(span, OUTPUT_MESSAGES)
     if value is None:
         return None
-    if isinstance(value, str) and _TOOL_CALL_PART not in value:
+    if isinstance(value, str) and _CALL_MARK not in value:
         return []  # a text-only reply (the final answer): nothing to parse
     parsed = structured(value)
     return [] if parsed is INVALID else list(genai_tool_calls(parsed))

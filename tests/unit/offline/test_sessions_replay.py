@@ -16,6 +16,7 @@ from support.captures import (
     SERVICE_FIXED_BY_SDK,
     SESSION_NOT_RECORDED,
     SESSION_PER_TURN,
+    USER_MAPPINGS,
     matching_the_agent,
     not_read,
 )
@@ -34,24 +35,19 @@ FRAMEWORKS = sorted(  # (but captures evald does not read right yet: NOT_READ)
 )
 
 
-# Captures whose session is read only through a mapping (the OpenAI Agents SDK's
-# ``group_id`` on Logfire's root span; tests/golden/test_normalize_golden.py).
-SESSION_MAPPING = {"openai-agents-logfire": "group_id", "openai-agents-handoff-logfire": "group_id"}
-
-
 def replay(
     tmp_path: Path,
     *inputs: Path,
     workers: int = 1,
     code: int = 0,
-    session_key: str = "",
+    mappings: dict[str, str] | None = None,
     spec: Path = SPEC,
 ) -> list[dict[str, Any]]:
     results = tmp_path / f"results-{workers}.jsonl"
     config: list[str] = []
-    if session_key:  # the documented mapping (normalization.mappings.session_id)
+    if mappings:  # the documented mapping (support.captures.USER_MAPPINGS)
         path = tmp_path / "config.yaml"
-        path.write_text(json.dumps({"normalization": {"mappings": {"session_id": session_key}}}))
+        path.write_text(json.dumps({"normalization": {"mappings": mappings}}))
         config = ["--config", str(path)]
     assert main([
         "--log-level", "WARNING", "replay", *map(str, inputs), "--spec", str(spec),
@@ -70,7 +66,7 @@ def test_one_session_result_per_evaluator_agreeing_with_the_labels(
     tmp_path: Path, framework: str
 ) -> None:
     labels = labels_of(framework)
-    mapped = SESSION_MAPPING.get(framework, "")
+    mapped = USER_MAPPINGS.get(framework)
     if framework in SESSION_PER_TURN:  # one-turn "sessions": the conversation spec fails them
         lines = replay(tmp_path, TRACES / framework / "multi_turn.jsonl", code=1)
         turns = [line["turns"] for line in lines if line["scope"] == "session"]
@@ -81,7 +77,7 @@ def test_one_session_result_per_evaluator_agreeing_with_the_labels(
     spec = SPEC  # (an SDK that fixes the service is matched by its agent's name)
     if framework in SERVICE_FIXED_BY_SDK:
         spec = matching_the_agent(SPEC, tmp_path / "by-agent")
-    lines = replay(tmp_path, *inputs, session_key=mapped, spec=spec)
+    lines = replay(tmp_path, *inputs, mappings=mapped, spec=spec)
     session = [line for line in lines if line["scope"] == "session"]
     if labels["session_id"] is None or framework in SESSION_NOT_RECORDED:  # none recorded
         assert session == []

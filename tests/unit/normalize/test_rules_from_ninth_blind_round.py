@@ -1,0 +1,128 @@
+"""Rules from the ninth round of blind captures (ADR 0017, session 20): minimal traces of
+the shapes Laminar's instrumentation of the OpenAI Agents SDK showed, never keyed to a
+library's names. Rule 65: a span with the GenAI request and reply keys is a model call
+without an operation name; a reply may list Responses-API ``function_call`` items; a
+call rebuilt from messages takes the failure its span records. Rule 66: with the agent's
+name mapped, a plain span its turns name is the agent's run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from support.span_kit import run, span
+
+from collector.core.records import Span, StatusCode
+from collector.normalize import Mappings
+from evaluators.trajectory import StepKind
+
+SYSTEM = {"role": "system", "content": [{"type": "input_text", "text": "Be brief."}]}
+ASK = {"role": "user", "content": "Where is order 7?"}
+CALL = {
+    "type": "function_call",
+    "name": "lookup",
+    "arguments": '{"order": 7}',
+    "call_id": "c1",
+    "id": "fc_c1",
+    "role": "assistant",
+}
+ANSWER = {"type": "function_call_output", "call_id": "c1", "output": "shipped"}
+REPLY = {
+    "type": "message",
+    "role": "assistant",
+    "content": [{"type": "output_text", "text": "It shipped."}],
+}
+
+
+def model_call(n: int, request: list[Any], reply: list[Any], parent: int, **more: Any) -> Span:
+    """A model call recorded with the GenAI message keys and no ``gen_ai.operation.name``."""
+    attributes = {
+        "gen_ai.input.messages": json.dumps(request),
+        "gen_ai.output.messages": json.dumps(reply),
+        "gen_ai.request.model": "m",
+        "gen_ai.usage.input_tokens": 10,
+        **more,
+    }
+    return span(n, "agents.response", attributes, parent=parent)
+
+
+def one_call_run(tool_status: int = StatusCode.UNSET, tool_message: str = "") -> list[Span]:
+    """A turn: a model call requesting ``lookup``, the span that ran it (no convention
+    types it), and the model call answering with the call and its output in its request."""
+    return [
+        span(1, "turn"),
+        model_call(2, [SYSTEM, ASK], [CALL], parent=1),
+        span(3, "lookup", parent=1, status=tool_status, message=tool_message),
+        model_call(4, [SYSTEM, ASK, {k: v for k, v in CALL.items() if k != "role"}, ANSWER],
+                   [REPLY], parent=1),
+    ]  # fmt: skip
+
+
+def test_a_span_with_the_genai_request_and_reply_is_a_model_call() -> None:
+    trajectory = run(*one_call_run())
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    assert (trajectory.input, trajectory.output) == ("Where is order 7?", "It shipped.")
+    (tool,) = trajectory.tool_calls
+    assert (tool.name, tool.args, tool.call_id, tool.result) == ("lookup", {"order": 7}, "c1",
+                                                                  "shipped")  # fmt: skip
+    assert tool.span_id == span(3, "x").span_id.hex()  # timed by the span that ran it
+
+
+def test_without_a_model_named_or_an_assistant_reply_the_span_is_no_model_call() -> None:
+    unnamed = model_call(2, [SYSTEM, ASK], [REPLY], parent=1)
+    del unnamed.attributes["gen_ai.request.model"]  # type: ignore[attr-defined]
+    del unnamed.attributes["gen_ai.usage.input_tokens"]  # type: ignore[attr-defined]
+    assert run(span(1, "turn"), unnamed).steps == ()
+    not_a_reply = model_call(2, [SYSTEM, ASK], [ASK], parent=1)
+    assert run(span(1, "turn"), not_a_reply).steps == ()
+    no_request = model_call(2, [], [REPLY], parent=1)
+    assert run(span(1, "turn"), no_request).steps == ()
+
+
+def test_parallel_function_call_items_in_one_reply_are_two_requested_calls() -> None:
+    second = {**CALL, "call_id": "c2", "id": "fc_c2", "arguments": '{"order": 8}'}
+    answer_2 = {**ANSWER, "call_id": "c2", "output": "lost"}
+    history = [SYSTEM, ASK, CALL, second, ANSWER, answer_2]
+    trajectory = run(
+        span(1, "turn"),
+        model_call(2, [SYSTEM, ASK], [CALL, second], parent=1),
+        model_call(3, history, [REPLY], parent=1),
+    )
+    calls = sorted((step.call_id, step.args["order"]) for step in trajectory.tool_calls)
+    assert calls == [("c1", 7), ("c2", 8)]
+
+
+def test_a_rebuilt_call_takes_the_failure_its_span_records() -> None:
+    failed = run(*one_call_run(StatusCode.ERROR, "Error running tool"))
+    (tool,) = failed.tool_calls
+    assert tool.error == "Error running tool"
+    (fine,) = run(*one_call_run()).tool_calls
+    assert fine.error is None
+
+
+AGENT_KEY = "vendor.turn.agent_name"
+MAPPED = Mappings(agent_name=AGENT_KEY)
+
+
+def agent_run(turn_names: list[str]) -> list[Span]:
+    """A plain span named after the agent, its turns saying whose they are, a model call
+    in each."""
+    spans = [span(1, "task"), span(2, "store", parent=1)]
+    for k, named in enumerate(turn_names):
+        turn, model = 10 + 2 * k, 11 + 2 * k
+        spans.append(span(turn, "turn", {AGENT_KEY: named}, parent=2))
+        spans.append(model_call(model, [SYSTEM, ASK], [REPLY], parent=turn))
+    return spans
+
+
+def test_with_the_agent_name_mapped_the_span_its_turns_name_is_the_agent() -> None:
+    trajectory = run(*agent_run(["store", "store"]), mappings=MAPPED)
+    assert trajectory.agent == "store"
+    assert {step.agent for step in trajectory.steps} == {"store"}
+
+
+def test_turns_that_name_another_agent_or_no_mapping_name_no_agent() -> None:
+    assert run(*agent_run(["store", "billing"]), mappings=MAPPED).agent is None
+    assert run(*agent_run(["billing"]), mappings=MAPPED).agent is None
+    assert run(*agent_run(["store"])).agent is None  # an unmapped key is not read
