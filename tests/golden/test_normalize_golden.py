@@ -131,6 +131,7 @@ CAPTURED = {
     "mastra-langfuse",
     "haystack-openlit",
     "dspy-openlit",
+    "langgraph-azure-ai-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
