@@ -69,6 +69,11 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
+    "langgraph-azure-ai-otel/tool_error": "langchain-azure-ai's tracer serialises the error"
+    " ToolMessage without its status (gen_ai.tool.call.result = {name, tool_call_id,"
+    " content}; span status OK, no error.type): the refused refund is only its message"
+    " text, 'RefundWindowExpired: ...', which names no error word, so it reads as an"
+    " ordinary result",
 }
 
 
