@@ -139,6 +139,7 @@ CAPTURED = {
     "dspy-openlit",
     "openai-agents-laminar",
     "llamaindex-otel-native",
+    "langgraph-azure-ai-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

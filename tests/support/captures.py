@@ -96,6 +96,11 @@ NOT_READ = {
     " response.message.*), the tool calls only as Python reprs of workflow events"
     " (llamaindex.step.input_summary, cut at 200 characters): every trace is skipped as no"
     " agent run",
+    "langgraph-azure-ai-otel/tool_error": "langchain-azure-ai's tracer serialises the error"
+    " ToolMessage without its status (gen_ai.tool.call.result = {name, tool_call_id,"
+    " content}; span status OK, no error.type): the refused refund is only its message"
+    " text, 'RefundWindowExpired: ...', which names no error word, so it reads as an"
+    " ordinary result",
 }
 
 
