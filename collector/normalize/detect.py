@@ -12,6 +12,7 @@ from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
     agentops,
+    chat_events,
     genai,
     genkit,
     langfuse,
@@ -114,9 +115,18 @@ def _other_roles(
     role = traceloop.classify(span)  # older OpenLLMetry LLM spans (llm.request.type)
     if role is not None:
         return role, traceloop.NAME
-    if genai.evident_model_call(span):  # the GenAI message keys without an operation
+    return _by_evidence(span)
+
+
+def _by_evidence(span: Span) -> tuple[Role, str]:
+    """A span no convention names, read by what it records (ADR 0017): the GenAI message
+    keys without an operation (rule 65), a request and reply in its events (rule 67),
+    keys in the span name's own namespace (``evidence``)."""
+    if genai.evident_model_call(span):
         return Role.LLM, genai.NAME
-    role = evidence.classify(span)  # keys in the span name's own namespace
+    if span.events and chat_events.classify(span) is Role.LLM:
+        return Role.LLM, chat_events.NAME
+    role = evidence.classify(span)
     if role is not None:
         return role, EVIDENCE
     return Role.OTHER, ""

@@ -17,7 +17,11 @@ message shapes instrumentations record:
 * LangChain dumps: AI messages' ``tool_calls`` (``name``, ``args``, ``id``), tool messages;
 * the GenAI per-message events (``conventions.genai_events``);
 * object reprs (``reprs``): ``ToolCall(tool_name=…, arguments=…, id=…)`` and
-  ``ToolCallResult(result=…, origin=ToolCall(…), error=…)`` items of a message's content.
+  ``ToolCallResult(result=…, origin=ToolCall(…), error=…)`` items of a message's content;
+* LlamaIndex's ``ChatMessage`` dumps: ``blocks`` (``block_type`` ``text`` or
+  ``tool_call``: ``tool_call_id``, ``tool_name``, ``tool_kwargs``), the provider's own
+  fields under ``additional_kwargs`` (``tool_calls``, a tool message's ``tool_call_id``);
+  messages a model call's events record (``conventions.chat_events``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Final, NamedTuple
 
 from collector.core.records import Span
-from collector.normalize.conventions import genai_events, traceloop
+from collector.normalize.conventions import chat_events, genai_events, traceloop
 from collector.normalize.messages import (
     RequestedCall,
     message_list,
@@ -110,6 +114,9 @@ def _sources(span: Span) -> list[Any]:
     events = genai_events.input_messages(span)
     if events:
         found.append(events)
+    recorded = chat_events.input_messages(span)
+    if recorded:
+        found.append(recorded)
     flattened = traceloop.legacy_messages(span)
     if flattened:
         found.append(flattened)
@@ -150,13 +157,31 @@ def _message(item: dict[str, Any]) -> Message:
             calls.append(made)
     for part in _parts(fields):
         _part(part, calls, answers)
+    fields = _with_provider_fields(fields, calls)
     if not answers and (role == "tool" or fields.get("tool_call_id") is not None):
         answers.append(_tool_message(fields))  # the message itself is the one result
     return Message(role, calls, answers)
 
 
+def _with_provider_fields(fields: dict[str, Any], calls: list[RequestedCall]) -> dict[str, Any]:
+    """``fields`` with what the provider's fields kept aside (``additional_kwargs``:
+    LlamaIndex) say: the calls, unless the blocks already named them (appended to
+    ``calls``), and a tool message's ``tool_call_id``."""
+    extra = fields.get("additional_kwargs")
+    if not isinstance(extra, dict):
+        return fields
+    if not calls:
+        for call in extra.get("tool_calls") or ():
+            made = openai_tool_call(call)
+            if made is not None:
+                calls.append(made)
+    if "tool_call_id" not in fields and isinstance(extra.get("tool_call_id"), str):
+        return {**fields, "tool_call_id": extra["tool_call_id"]}
+    return fields
+
+
 def _parts(fields: dict[str, Any]) -> list[Any]:
-    for key in ("parts", "content"):
+    for key in ("parts", "content", "blocks"):
         value = fields.get(key)
         if isinstance(value, list):
             return value
@@ -166,8 +191,9 @@ def _parts(fields: dict[str, Any]) -> list[Any]:
 def _tool_message(fields: dict[str, Any]) -> Answer:
     call_id = fields.get("tool_call_id") or fields.get("id")
     content = fields.get("content")
-    if content is None and isinstance(fields.get("parts"), list):
-        content = text_of_content(fields["parts"])  # (semconv text parts of a tool message)
+    for key in ("parts", "blocks"):  # (semconv text parts, LlamaIndex's text blocks)
+        if content is None and isinstance(fields.get(key), list):
+            content = text_of_content(fields[key])
     result = _result(content)
     if fields.get("status") == "error" and result.error is None:
         result = result._replace(error=_text(result.value) or "error")
@@ -177,11 +203,13 @@ def _tool_message(fields: dict[str, Any]) -> Answer:
 def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
     if not isinstance(part, dict):
         return
-    kind = part.get("type") or part.get("__class__")
+    kind = part.get("type") or part.get("__class__") or part.get("block_type")
     if kind in ("tool_call", "tool_use", "ToolCall", "tool-call"):
         name = part.get("name") or part.get("tool_name")
         arguments = part.get("arguments", part.get("input", part.get("args")))
-        made = requested(part.get("id"), name, arguments)
+        if arguments is None:
+            arguments = part.get("tool_kwargs")  # (LlamaIndex's tool-call block)
+        made = requested(part.get("id") or part.get("tool_call_id"), name, arguments)
         if made is not None:
             calls.append(made)
     elif kind == "tool_call_response":

@@ -73,7 +73,7 @@ def _part_text(part: Any) -> str | None:
         return part
     if not isinstance(part, dict):
         return None
-    kind = part.get("type")
+    kind = part.get("type", part.get("block_type"))  # (LlamaIndex's blocks: ``block_type``)
     if kind not in (None, "text", "output_text", "input_text"):
         return None  # tool_call, reasoning, images … are not the text of the message
     value = part.get("content") if "content" in part else part.get("text")
@@ -87,6 +87,8 @@ def text_of(message: Any) -> str | None:
     fields = _lc_fields(message)
     if "parts" in fields:
         return text_of_content(fields.get("parts"))
+    if fields.get("content") is None and "blocks" in fields:  # LlamaIndex's ``ChatMessage``
+        return text_of_content(fields.get("blocks"))
     return text_of_content(fields.get("content"))
 
 

@@ -36,6 +36,7 @@ LANGFUSE: Final = "langfuse"
 MLFLOW: Final = "mlflow"
 GENKIT: Final = "genkit"
 AGENTOPS: Final = "agentops"
+CHAT_EVENTS: Final = "chat_events"  # a model call in its span's events (rule 67)
 CUSTOM: Final = "custom"
 EVIDENCE: Final = "evidence"
 CONVENTION_ORDER: Final = (
@@ -50,6 +51,7 @@ CONVENTION_ORDER: Final = (
     MLFLOW,
     GENKIT,
     AGENTOPS,
+    CHAT_EVENTS,
     CUSTOM,
     EVIDENCE,
 )

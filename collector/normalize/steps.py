@@ -13,6 +13,7 @@ from collector.normalize import kinds
 from collector.normalize.arguments import Arguments, bind, by_position, chosen, parse_arguments
 from collector.normalize.conventions import (
     agentops,
+    chat_events,
     genai,
     genkit,
     langfuse,
@@ -117,6 +118,9 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
         tokens_in, tokens_out = mlflow.tokens(span)
     if tokens_in is None and tokens_out is None and genkit.TYPE in attributes:
         tokens_in, tokens_out = genkit.tokens(span)
+    if model is None and tokens_in is None and tokens_out is None and span.events:
+        model = chat_events.model(span)  # (a model call recorded in its events: rule 67)
+        tokens_in, tokens_out = chat_events.tokens(span)
     start, duration, error = span.start_unix_nano, duration_s(span), span_error(span)
     return new_step(kinds.LLM, model or span.name, step_id, parent, start, duration, None,
                     None, error, None, None, agent, True, model, tokens_in, tokens_out)  # fmt: skip

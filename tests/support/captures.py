@@ -39,6 +39,7 @@ SERVICE_FIXED_BY_SDK = frozenset({"agentops-manual", "openai-agents-laminar"})
 USER_MAPPINGS: dict[str, dict[str, str]] = {
     "openai-agents-logfire": {"session_id": "group_id"},
     "openai-agents-handoff-logfire": {"session_id": "group_id"},
+    "llamaindex-otel-native": {"session_id": "llamaindex.session_id"},
     "openai-agents-laminar": {
         "agent_name": "openai.agents.turn.agent_name",
         "session_id": "lmnr.association.properties.session_id",
@@ -90,12 +91,11 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
-    "llamaindex-otel-native": "LlamaIndex's own OTel handler (llama-index-observability-otel)"
-    " names spans <Class>.<method> and writes no convention's keys: the model's requests and"
-    " replies are only in span events (LLMChatStartEvent / LLMChatEndEvent: messages,"
-    " response.message.*), the tool calls only as Python reprs of workflow events"
-    " (llamaindex.step.input_summary, cut at 200 characters): every trace is skipped as no"
-    " agent run",
+    "llamaindex-otel-native/tool_error": "LlamaIndex's own OTel handler records the refused"
+    " refund's failure only on the span that ran it (FunctionTool.acall, status ERROR), which"
+    " names the call only inside a Python repr cut at 200 characters"
+    " (llamaindex.step.input_summary), and the model was sent the exception's bare text"
+    " ('RefundWindowExpired: ...', no error word): the call reads as an ordinary result",
     "langgraph-azure-ai-otel/tool_error": "langchain-azure-ai's tracer serialises the error"
     " ToolMessage without its status (gen_ai.tool.call.result = {name, tool_call_id,"
     " content}; span status OK, no error.type): the refused refund is only its message"

@@ -22,6 +22,7 @@ from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
     agentops,
+    chat_events,
     genai,
     genai_events,
     genkit,
@@ -53,6 +54,7 @@ FAMILIES: Final = (
     genkit,
     agentops,
     genai_events,
+    chat_events,
 )
 
 REQUESTED_CALLS: Final[tuple[CallsReader, ...]] = (
@@ -67,6 +69,7 @@ REQUESTED_CALLS: Final[tuple[CallsReader, ...]] = (
     genkit.requested_calls,
     traceloop.requested_calls,
     genai_events.requested_calls,
+    chat_events.requested_calls,
     evidence.requested_calls,
 )
 LLM_INPUT: Final[tuple[TextReader, ...]] = (
@@ -80,6 +83,7 @@ LLM_INPUT: Final[tuple[TextReader, ...]] = (
     genkit.llm_input,
     traceloop.llm_input,
     genai_events.llm_input,
+    chat_events.llm_input,
     evidence.llm_input,
 )
 LLM_OUTPUT: Final[tuple[TextReader, ...]] = (
@@ -94,6 +98,7 @@ LLM_OUTPUT: Final[tuple[TextReader, ...]] = (
     genkit.llm_output,
     traceloop.llm_output,
     genai_events.llm_output,
+    chat_events.llm_output,
     evidence.llm_output,
 )
 # Explicit run-level input/output on the agent root (then the trace root).

@@ -126,3 +126,67 @@ def test_turns_that_name_another_agent_or_no_mapping_name_no_agent() -> None:
     assert run(*agent_run(["store", "billing"]), mappings=MAPPED).agent is None
     assert run(*agent_run(["billing"]), mappings=MAPPED).agent is None
     assert run(*agent_run(["store"])).agent is None  # an unmapped key is not read
+
+
+# Rule 67: a model call recorded in its span's events (LlamaIndex's own OTel handler)
+
+SYSTEM_BLOCKS = {"role": "system", "additional_kwargs": {}, "blocks": [
+    {"block_type": "text", "text": "Be brief."}]}  # fmt: skip
+ASK_BLOCKS = {"role": "user", "additional_kwargs": {}, "blocks": [
+    {"block_type": "text", "text": "Where is order 7?"}]}  # fmt: skip
+CALL_BLOCK = {"block_type": "tool_call", "tool_call_id": "c1", "tool_name": "lookup",
+              "tool_kwargs": '{"order": 7}'}  # fmt: skip
+ASKING = {"role": "assistant", "additional_kwargs": {"tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"order": 7}'}}
+]}, "blocks": [CALL_BLOCK]}  # fmt: skip
+ANSWERED = {"role": "tool", "additional_kwargs": {"tool_call_id": "c1"},
+            "blocks": [{"block_type": "text", "text": "shipped"}]}  # fmt: skip
+
+
+def chat_in_events(n: int, parent: int, request: list[Any], reply: dict[str, Any]) -> list[Span]:
+    """A wrapper call span without events around the span whose start and end events
+    record the request and the reply (flattened under ``response.message.``)."""
+    sent = {"messages": json.dumps(request), "model_dict.model_name": "m"}
+    ended = {
+        "messages": json.dumps(request),
+        "response.message.role": "assistant",
+        "response.message.blocks": json.dumps(reply["blocks"]),
+        "response.raw.model": "m-2026",
+        "response.raw.usage.prompt_tokens": 12,
+        "response.raw.usage.completion_tokens": 3,
+    }
+    if "tool_calls" in reply["additional_kwargs"]:
+        calls = json.dumps(reply["additional_kwargs"]["tool_calls"])
+        ended["response.message.additional_kwargs.tool_calls"] = calls
+    return [
+        span(n, "Model.achat", parent=parent),
+        span(n + 1, "Model.achat", parent=n, events=(("ChatStart", sent), ("ChatEnd", ended))),
+    ]
+
+
+def test_a_span_whose_events_record_a_request_and_a_reply_is_a_model_call() -> None:
+    text_reply = {"role": "assistant", "additional_kwargs": {},
+                  "blocks": [{"block_type": "text", "text": "It shipped."}]}  # fmt: skip
+    trajectory = run(
+        span(1, "Agent.run"),
+        *chat_in_events(2, 1, [SYSTEM_BLOCKS, ASK_BLOCKS], ASKING),
+        span(4, "Tool.acall", parent=1),
+        *chat_in_events(5, 1, [SYSTEM_BLOCKS, ASK_BLOCKS, ASKING, ANSWERED], text_reply),
+    )
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]  # (not the wrappers)
+    assert (trajectory.input, trajectory.output) == ("Where is order 7?", "It shipped.")
+    (tool,) = trajectory.tool_calls
+    assert (tool.name, tool.args, tool.call_id, tool.result) == ("lookup", {"order": 7}, "c1",
+                                                                  "shipped")  # fmt: skip
+    first = trajectory.steps[0]
+    assert (first.model, first.input_tokens, first.output_tokens) == ("m-2026", 12, 3)
+
+
+def test_events_without_an_assistant_reply_are_no_model_call() -> None:
+    sent = {"messages": json.dumps([SYSTEM_BLOCKS, ASK_BLOCKS])}
+    lone = span(2, "Model.achat", parent=1, events=(("ChatStart", sent),))
+    assert run(span(1, "Agent.run"), lone).steps == ()
+    user_reply = {"messages": json.dumps([ASK_BLOCKS]), "response.message.role": "user"}
+    odd = span(2, "Model.achat", parent=1, events=(("ChatEnd", user_reply),))
+    assert run(span(1, "Agent.run"), odd).steps == ()
