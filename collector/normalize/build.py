@@ -29,7 +29,7 @@ from typing import Final
 from collector.core.records import Span, Trace
 from collector.normalize import conventions, kinds
 from collector.normalize.agent_root import find_agent_root
-from collector.normalize.detect import classify
+from collector.normalize.detect import classify, evident_calls_are_leaves
 from collector.normalize.errors import recovered_error, status_error
 from collector.normalize.event_spans import EVENT_ROLES, is_event_span
 from collector.normalize.gaps import gaps_of
@@ -97,7 +97,6 @@ class _Builder:
         self.roles: list[Role] = []
         self.families: list[str] = []  # the convention that recognised each span, or ""
         self.unreadable: dict[int, str] = {}  # span index → why it could not be read
-        found: set[str] = set()
         for i, span in enumerate(tree.spans):
             try:
                 role, convention = classify(span, mappings)
@@ -106,7 +105,8 @@ class _Builder:
                 self.unreadable[i] = f"{type(exc).__name__}: {exc}"
             self.roles.append(role)
             self.families.append(convention)
-            found.add(convention)
+        evident_calls_are_leaves(tree, self.roles, self.families)  # (runs read as calls)
+        found = set(self.families)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
         self.named = confirmed_agents(tree, self.roles, mappings)  # (their roles become AGENT)
         self.requested = confirmed_tools(tree, self.roles, ARGUMENT_KEYS)  # (untyped tool spans)

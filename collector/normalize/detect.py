@@ -7,6 +7,8 @@ trace, so it avoids asking seven modules in turn), then the family decides.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collector.core.records import Span
 from collector.normalize import evidence
 from collector.normalize.conventions import (
@@ -25,6 +27,11 @@ from collector.normalize.conventions import (
 )
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import CUSTOM, EVIDENCE, Role
+from collector.normalize.tree import SpanTree, role_below
+
+# What runs below a run, never below one model call: another model call, a tool, an agent.
+_WORK: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT})
+_MAX_DEPTH: Final = 8  # levels looked through below a model call read by evidence
 
 
 def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
@@ -130,6 +137,28 @@ def _by_evidence(span: Span) -> tuple[Role, str]:
     if role is not None:
         return role, EVIDENCE
     return Role.OTHER, ""
+
+
+def evident_calls_are_leaves(tree: SpanTree, roles: list[Role], families: list[str]) -> None:
+    """Rules 65 and 67 read a span as a model call by what it records (the GenAI request
+    and reply without an operation, a request and reply in its events). A run records
+    the same: an agent span that writes the conversation, its model and its token totals
+    without naming its operation. A span so read with a model call, a tool or an agent
+    below it is therefore that run, not a call: it becomes plumbing (``OTHER``), in
+    ``roles`` and ``families``. Costs nothing on a trace without such spans."""
+    for i, family in enumerate(families):
+        if (
+            roles[i] is Role.LLM
+            and _read_by_evidence(tree.spans[i], family)
+            and role_below(tree, roles, i, _WORK, max_depth=_MAX_DEPTH)
+        ):
+            roles[i], families[i] = Role.OTHER, ""
+
+
+def _read_by_evidence(span: Span, family: str) -> bool:
+    if family == chat_events.NAME:
+        return True
+    return family == genai.NAME and genai.OPERATION not in span.attributes
 
 
 def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:

@@ -16,11 +16,11 @@ after the agent (``music_store_support``), and each turn of the loop below it as
 that says whose turn it is (``openai.agents.turn.agent_name: music_store_support``),
 under a key of its own that no convention names. A span name is no evidence by itself;
 it is where the spans directly below agree under the key the user maps as the agent's
-name (``normalization.mappings.agent_name``): in a trace where no span is an agent's,
-an unrecognised span some of whose children record its own name under that key (and
-none another), with a model call below it, is that agent's run (rule 66). Keys are
-looked up, never iterated (the decoder keeps only keys that are named), so an
-unmapped key is not read.
+name (``normalization.mappings.agent_name``): an unrecognised span some of whose
+children record its own name under that key (and none another), with a model call
+below it and no agent span of the trace recording that name, is that agent's run
+(rule 66). Keys are looked up, never iterated (the decoder keeps only keys that are
+named), so an unmapped key is not read.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from collector.normalize import conventions
 from collector.normalize.handoffs import slug
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import Role
+from collector.normalize.steps import agent_name
 from collector.normalize.tree import SpanTree, role_below
 
 NAME: Final = "name"
@@ -42,20 +43,23 @@ _LLM: Final = frozenset({Role.LLM})
 def confirmed_agents(
     tree: SpanTree, roles: list[Role], mappings: Mappings | None = None
 ) -> dict[int, str]:
-    """Span index → agent name for every unrecognised span that a hand-over, or in a
-    trace without an agent span, the spans below confirm as an agent (module
-    docstring); their roles become ``Role.AGENT`` in ``roles``."""
+    """Span index → agent name for every unrecognised span that a hand-over or the
+    spans below confirm as an agent (module docstring); their roles become
+    ``Role.AGENT`` in ``roles``."""
     mapped = mappings.agent_name if mappings is not None else None
-    if mapped and Role.AGENT not in roles:
-        found = _named_by_children(tree, roles, mapped)
-        if found:
-            return found
-    return _named_by_hand_over(tree, roles)
+    found = _named_by_children(tree, roles, mapped, mappings) if mapped else {}
+    found.update(_named_by_hand_over(tree, roles))
+    return found
 
 
-def _named_by_children(tree: SpanTree, roles: list[Role], key: str) -> dict[int, str]:
-    """Rule 66 (module docstring): ``key`` is the mapped agent-name key."""
+def _named_by_children(
+    tree: SpanTree, roles: list[Role], key: str, mappings: Mappings | None
+) -> dict[int, str]:
+    """Rule 66 (module docstring): ``key`` is the mapped agent-name key. A name an agent
+    span of the trace records is that span's: a plain span of the same name around it
+    (a wrapper) is not the agent a second time."""
     found: dict[int, str] = {}
+    recorded: set[str] | None = None  # (the agent spans' names: looked up once, if asked)
     for i, span in enumerate(tree.spans):
         if (
             roles[i] is Role.OTHER
@@ -63,10 +67,20 @@ def _named_by_children(tree: SpanTree, roles: list[Role], key: str) -> dict[int,
             and _name_below(tree, i, key) == span.name
             and role_below(tree, roles, i, _LLM, max_depth=_MAX_DEPTH)
         ):
-            found[i] = span.name
+            if recorded is None:
+                recorded = _agent_names(tree, roles, mappings)
+            if span.name not in recorded:
+                found[i] = span.name
     for i in found:
         roles[i] = Role.AGENT
     return found
+
+
+def _agent_names(tree: SpanTree, roles: list[Role], mappings: Mappings | None) -> set[str]:
+    """The names the trace's agent spans record (their span names when they record none)."""
+    return {
+        agent_name(span, mappings) for i, span in enumerate(tree.spans) if roles[i] is Role.AGENT
+    }
 
 
 def _name_below(tree: SpanTree, i: int, key: str) -> str | None:

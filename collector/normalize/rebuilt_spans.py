@@ -10,8 +10,10 @@ recognised it, no model or tool call runs below it, its name is the call's name,
 it runs between the requesting model call's end and the next model call's start. The
 step keeps everything the messages gave it and takes the span's id, start and
 duration, and its failure when it records one (rule 65: the span's own record of the
-failure, as a tool span's, before the text the model was shown). Spans are taken one
-to one, in start order (parallel calls of one name).
+failure, as a tool span's, before the text the model was shown; not when a span of the
+name is left over in the window, which may be a retried attempt the model did not see
+the outcome of, nor a bare failure over a message). Spans are taken one to one, in
+start order (parallel calls of one name).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from collector.core.records import Span
 from collector.normalize import kinds
-from collector.normalize.errors import span_error
+from collector.normalize.errors import GENERIC, span_error
 from collector.normalize.rebuilt import SOURCE as FROM_MESSAGES
 from collector.normalize.roles import Role
 from collector.normalize.step_records import (
@@ -68,31 +71,52 @@ def timed_by_spans(
     model_starts = sorted(step.start_unix_nano for step in steps if step.kind is kinds.LLM)
     taken: set[int] = set()
     timed = list(steps)
+    bound: list[tuple[int, int, list[int]]] = []  # (step, its span, the others of its window)
     for k, step in enumerate(steps):
         if not _untimed(step) or step.name not in candidates:
             continue
         low = step.start_unix_nano  # the requesting model call's end
         later = bisect_right(model_starts, low)
         high = model_starts[later] if later < len(model_starts) else None
-        found = candidates[step.name]
         first = bisect_left(starts[step.name], low)
-        for i in found[first : first + _MAX_LOOKED]:
-            span = spans[i]
-            if high is not None and span.start_unix_nano > high:
-                break  # (in start order: the rest start later still)
-            if i in taken or (high is not None and span.end_unix_nano > high):
-                continue
-            if work(i, 0) != 0:
-                continue
-            taken.add(i)
-            changes = {SPAN_ID: span.span_id.hex(), START: span.start_unix_nano}
-            changes[DURATION] = duration_s(span)
-            failure = span_error(span)
-            if failure is not None:
-                changes[ERROR] = failure
-            timed[k] = with_fields(step, changes)
-            break
+        window = _window(spans, candidates[step.name][first : first + _MAX_LOOKED], high, work)
+        for i in window:
+            if i not in taken:
+                taken.add(i)
+                span = spans[i]
+                changes = {SPAN_ID: span.span_id.hex(), START: span.start_unix_nano}
+                changes[DURATION] = duration_s(span)
+                timed[k] = with_fields(step, changes)
+                bound.append((k, i, window))
+                break
+    for k, i, window in bound:
+        if all(j in taken for j in window):  # (a span left over may be a retried attempt)
+            timed[k] = _with_failure(timed[k], spans[i])
     return tuple(timed)
+
+
+def _window(
+    spans: Sequence[Span], found: list[int], high: int | None, work: Callable[[int, int], int]
+) -> list[int]:
+    """The spans of ``found`` (in start order) that ran before ``high`` (the next model
+    call's start; None: the run's end) with no model or tool call below them."""
+    window: list[int] = []
+    for i in found:
+        span = spans[i]
+        if high is not None and span.start_unix_nano > high:
+            break  # (in start order: the rest start later still)
+        if (high is None or span.end_unix_nano <= high) and work(i, 0) == 0:
+            window.append(i)
+    return window
+
+
+def _with_failure(step: Step, span: Span) -> Step:
+    """``step`` with the failure ``span`` records, unless it records none, or only a bare
+    failure where the messages gave the step a message."""
+    failure = span_error(span)
+    if failure is None or (failure == GENERIC and step[ERROR] is not None):
+        return step
+    return with_fields(step, {ERROR: failure})
 
 
 def _untimed(step: Step) -> bool:

@@ -190,3 +190,50 @@ def test_events_without_an_assistant_reply_are_no_model_call() -> None:
     user_reply = {"messages": json.dumps([ASK_BLOCKS]), "response.message.role": "user"}
     odd = span(2, "Model.achat", parent=1, events=(("ChatEnd", user_reply),))
     assert run(span(1, "Agent.run"), odd).steps == ()
+
+
+# A review of rules 65-66 (session 20)
+
+
+def test_a_run_that_records_the_conversation_and_its_model_is_no_model_call() -> None:
+    """An agent span writing the GenAI message keys, its model and its token totals, with
+    no operation name, is the run around its model calls: they stay the steps."""
+    chat = {"gen_ai.operation.name": "chat"}
+    trajectory = run(
+        model_call(1, [SYSTEM, ASK], [REPLY], parent=0, **{"gen_ai.usage.input_tokens": 400}),
+        model_call(2, [SYSTEM, ASK], [CALL], parent=1, **chat),
+        span(3, "lookup", parent=1),
+        model_call(4, [SYSTEM, ASK, CALL, ANSWER], [REPLY], parent=1, **chat),
+    )
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    assert "duplicate_instrumentation" not in trajectory.gaps
+
+
+def test_a_failed_attempt_the_model_did_not_see_is_no_failure_of_the_call() -> None:
+    attempts = one_call_run(StatusCode.ERROR, "timeout")
+    retried = span(6, "lookup", parent=1, start=3600)  # the second attempt, which succeeded
+    trajectory = run(*attempts[:3], retried, attempts[3]._replace(start_unix_nano=5000))
+    (tool,) = trajectory.tool_calls
+    assert (tool.result, tool.error) == ("shipped", None)
+
+
+def test_a_bare_failure_of_the_span_keeps_the_message_the_model_was_shown() -> None:
+    failing = {**ANSWER, "output": "Error: the order service is down"}
+    spans = one_call_run(StatusCode.ERROR)  # (no status message: a bare failure)
+    history = [SYSTEM, ASK, {k: v for k, v in CALL.items() if k != "role"}, failing]
+    spans[3] = model_call(4, history, [REPLY], parent=1)
+    (tool,) = run(*spans).tool_calls
+    assert tool.error == "Error: the order service is down"
+
+
+def invoke_agent(n: int, name: str, parent: int) -> Span:
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+    return span(n, f"invoke_agent {name}", attributes, parent=parent)
+
+
+def test_a_sub_agent_span_elsewhere_does_not_stop_the_mapped_agent_being_named() -> None:
+    trajectory = run(*agent_run(["store"]), invoke_agent(30, "billing", 10), mappings=MAPPED)
+    assert trajectory.agent == "store"
+    wrapped = run(*agent_run(["store"]), invoke_agent(30, "store", 10), mappings=MAPPED)
+    assert wrapped.agents.count("store") == 1  # the plain span is no second "store"
