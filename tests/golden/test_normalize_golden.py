@@ -140,6 +140,7 @@ CAPTURED = {
     "openai-agents-laminar",
     "llamaindex-otel-native",
     "langgraph-azure-ai-otel",
+    "langgraph-langwatch",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
