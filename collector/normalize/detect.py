@@ -19,6 +19,7 @@ from collector.normalize.conventions import (
     genkit,
     langfuse,
     langsmith,
+    langwatch,
     mlflow,
     openinference,
     strands,
@@ -112,6 +113,8 @@ def _other_roles(
         return _unless_evident(mlflow.classify(span), span, operation), mlflow.NAME
     if ao_kind is not None:
         return _unless_evident(agentops.classify(span), span, operation), agentops.NAME
+    if operation is None and langwatch.SPAN_TYPE in span.attributes:
+        return _unless_evident(langwatch.classify(span), span, None), langwatch.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME
     role = adk.classify(span)  # legacy-schema names (invocation, call_llm)

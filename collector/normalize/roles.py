@@ -36,6 +36,7 @@ LANGFUSE: Final = "langfuse"
 MLFLOW: Final = "mlflow"
 GENKIT: Final = "genkit"
 AGENTOPS: Final = "agentops"
+LANGWATCH: Final = "langwatch"
 CHAT_EVENTS: Final = "chat_events"  # a model call in its span's events (rule 67)
 CUSTOM: Final = "custom"
 EVIDENCE: Final = "evidence"
@@ -51,6 +52,7 @@ CONVENTION_ORDER: Final = (
     MLFLOW,
     GENKIT,
     AGENTOPS,
+    LANGWATCH,
     CHAT_EVENTS,
     CUSTOM,
     EVIDENCE,

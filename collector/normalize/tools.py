@@ -22,6 +22,7 @@ from collector.normalize.conventions import (
     genkit,
     langfuse,
     langsmith,
+    langwatch,
     mlflow,
     openinference,
     strands,
@@ -121,7 +122,7 @@ class ToolDraft:
             raw_result = _mapped(attributes, mappings.tool_result, raw_result)
         flagged: str | None = None  # a failure only a true ``<ns>.tool.error`` says
         if name is None and raw_args is None and raw_result is None:
-            name, raw_args, raw_result, flagged = evidence.tool_parts(span)
+            name, raw_args, raw_result, flagged = _unconventional_parts(span)
         if span.events:  # Strands records tool content only as events
             raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
             raw_result = raw_result if raw_result is not None else strands.tool_result(span)
@@ -256,6 +257,16 @@ def _explained(error: str, output: str) -> str:
     ):
         return error
     return error if parse_json(shown) is not INVALID else shown  # (JSON: a result)
+
+
+def _unconventional_parts(span: Span) -> tuple[AttrValue, AttrValue, AttrValue, str | None]:
+    """``(name, raw arguments, raw result, flagged failure)`` of a tool span that records
+    none under a convention's tool keys: LangWatch's typed values (the tool named by its
+    span), else the keys of the span name's own namespace (``evidence``)."""
+    if langwatch.SPAN_TYPE in span.attributes:
+        raw_args, raw_result = langwatch.tool_parts(span)
+        return None, raw_args, raw_result, None
+    return evidence.tool_parts(span)
 
 
 def _quoted_identity(

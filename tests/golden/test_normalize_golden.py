@@ -171,6 +171,9 @@ AGENT_NAME_NOT_RECORDED = {
     "claude-agent-sdk-otel",  # Claude Code: the turn span is its only name
     "llamaindex-openlit",  # OpenLIT records the model calls only, under the app's turn span
     "llamaindex-otel-native",  # LlamaIndex's own OTel handler: class-named spans, no agent
+    # LangWatch's LangChain callback: the agent is only the name of LangGraph's graph span,
+    # typed ``chain`` as every node is, below the decorated turn function
+    "langgraph-langwatch",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
@@ -211,6 +214,9 @@ CALL_IDS_NOT_RECORDED = {
     # the contrib GenAI instrumentation of the OpenAI Agents SDK writes the model's calls
     # as Python reprs in text parts, and tool spans without ids
     "openai-agents-otel-genai",
+    # LangWatch's LangChain callback: the model's replies keep no calls and the tool spans
+    # no ids (they are only in the input of LangGraph's ``tools`` node span, not read)
+    "langgraph-langwatch",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.

@@ -101,16 +101,10 @@ NOT_READ = {
     " content}; span status OK, no error.type): the refused refund is only its message"
     " text, 'RefundWindowExpired: ...', which names no error word, so it reads as an"
     " ordinary result",
-    "langgraph-langwatch": "LangWatch's Python SDK (its own LangChain callback) records"
-    " its own convention only: langwatch.span.type (llm/tool/chain/span), typed-value JSON"
-    " in langwatch.input/langwatch.output ({type, value}), gen_ai.request.model on the model"
-    " spans and no gen_ai.operation.name or message keys; no span gets a role, so every"
-    " trace is skipped as no agent run (no_agent_spans). The model spans' replies drop the"
-    " tool calls ({role: assistant, content: ''}), the tool spans' arguments are a Python"
-    " repr, and the refused refund is an ordinary tool output (status UNSET); the call ids,"
-    " JSON arguments and the ToolMessage status 'error' are only in the LangGraph 'tools'"
-    " chain spans' input/output; the session only inside the root's JSON 'metadata'"
-    " (thread_id)",
+    "langgraph-langwatch/tool_error": "LangWatch's LangChain callback records the refused"
+    " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
+    " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
+    " reads, and the text the model was shown names no error word",
 }
 
 

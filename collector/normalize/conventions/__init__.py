@@ -28,6 +28,7 @@ from collector.normalize.conventions import (
     genkit,
     langfuse,
     langsmith,
+    langwatch,
     mastra,
     mlflow,
     openinference,
@@ -53,6 +54,7 @@ FAMILIES: Final = (
     mlflow,
     genkit,
     agentops,
+    langwatch,
     genai_events,
     chat_events,
 )
@@ -68,6 +70,7 @@ REQUESTED_CALLS: Final[tuple[CallsReader, ...]] = (
     mlflow.requested_calls,
     genkit.requested_calls,
     traceloop.requested_calls,
+    langwatch.requested_calls,
     genai_events.requested_calls,
     chat_events.requested_calls,
     evidence.requested_calls,
@@ -82,6 +85,7 @@ LLM_INPUT: Final[tuple[TextReader, ...]] = (
     mlflow.llm_input,
     genkit.llm_input,
     traceloop.llm_input,
+    langwatch.llm_input,
     genai_events.llm_input,
     chat_events.llm_input,
     evidence.llm_input,
@@ -97,6 +101,7 @@ LLM_OUTPUT: Final[tuple[TextReader, ...]] = (
     mlflow.llm_output,
     genkit.llm_output,
     traceloop.llm_output,
+    langwatch.llm_output,
     genai_events.llm_output,
     chat_events.llm_output,
     evidence.llm_output,
@@ -121,6 +126,7 @@ RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
     vercel.run_output,
     strands.llm_output,
     genkit.run_output,
+    langwatch.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (

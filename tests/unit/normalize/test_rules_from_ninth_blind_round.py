@@ -237,3 +237,42 @@ def test_a_sub_agent_span_elsewhere_does_not_stop_the_mapped_agent_being_named()
     assert trajectory.agent == "store"
     wrapped = run(*agent_run(["store"]), invoke_agent(30, "store", 10), mappings=MAPPED)
     assert wrapped.agents.count("store") == 1  # the plain span is no second "store"
+
+
+# LangWatch's vocabulary: its span types and typed values
+
+
+def typed(kind: str, value: Any) -> str:
+    return json.dumps({"type": kind, "value": value})
+
+
+def langwatch(n: int, name: str, kind: str, parent: int, **values: str) -> Span:
+    attributes = {"langwatch.span.type": kind, **{f"langwatch.{k}": v for k, v in values.items()}}
+    return span(n, name, attributes, parent=parent)
+
+
+def test_langwatch_spans_are_read_by_their_types_and_typed_values() -> None:
+    asked = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Order 7?"}]
+    trajectory = run(
+        langwatch(1, "turn", "span", 0, input=typed("json", {"message": "Order 7?"}),
+                  output=typed("text", "It shipped.")),
+        langwatch(2, "graph", "chain", 1),
+        langwatch(3, "llm", "llm", 2, input=typed("chat_messages", asked),
+                  output=typed("chat_messages", [{"role": "assistant", "content": ""}])),
+        langwatch(4, "lookup", "tool", 2, input=typed("text", "{'order': 7}"),
+                  output=typed("chat_messages", [{"role": "unknown", "content": '{"at": 1}'}])),
+        langwatch(5, "llm", "llm", 2, input=typed("chat_messages", asked),
+                  output=typed("chat_messages", [{"role": "assistant", "content": "It shipped."}])),
+    )  # fmt: skip
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    (tool,) = trajectory.tool_calls
+    assert (tool.name, tool.args, tool.result) == ("lookup", {"order": 7}, {"at": 1})
+    assert (trajectory.input, trajectory.output) == ("Order 7?", "It shipped.")
+    assert trajectory.agent is None  # a traced function and a chain name no agent
+
+
+def test_a_value_that_is_no_typed_value_is_no_langwatch_content() -> None:
+    odd = langwatch(2, "lookup", "tool", 1, input="{'order': 7}", output='{"type": 5}')
+    (tool,) = run(span(1, "turn"), odd).tool_calls
+    assert (tool.args, tool.result) == (None, None)
