@@ -140,6 +140,8 @@ CAPTURED = {
     "openai-agents-laminar",
     "llamaindex-otel-native",
     "langgraph-azure-ai-otel",
+    "langgraph-laminar",
+    "openai-client-laminar",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -170,6 +172,8 @@ AGENT_NAME_NOT_RECORDED = {
     "claude-agent-sdk-otel",  # Claude Code: the turn span is its only name
     "llamaindex-openlit",  # OpenLIT records the model calls only, under the app's turn span
     "llamaindex-otel-native",  # LlamaIndex's own OTel handler: class-named spans, no agent
+    # Laminar's @observe: the agent is only the name of the span the user decorated
+    "openai-client-laminar",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
