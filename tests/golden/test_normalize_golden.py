@@ -141,6 +141,8 @@ CAPTURED = {
     "llamaindex-otel-native",
     "langgraph-azure-ai-otel",
     "langgraph-langwatch",
+    "langgraph-laminar",
+    "openai-client-laminar",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -174,6 +176,8 @@ AGENT_NAME_NOT_RECORDED = {
     # LangWatch's LangChain callback: the agent is only the name of LangGraph's graph span,
     # typed ``chain`` as every node is, below the decorated turn function
     "langgraph-langwatch",
+    # Laminar's @observe: the agent is only the name of the span the user decorated
+    "openai-client-laminar",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

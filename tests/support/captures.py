@@ -27,10 +27,12 @@ SESSION_NOT_RECORDED = frozenset(
 # ``initiate_chat``): each turn is a session of its own, never the labelled conversation.
 SESSION_PER_TURN = frozenset({"ag2-otel"})
 # Captures whose SDK fixes ``service.name`` (AgentOps builds its own resource: always
-# "agentops"): the example specs, which match the music store by service, are given to
-# them matching by the agent's name instead (``specs_by_agent``), as a user of that SDK
-# would write them.
-SERVICE_FIXED_BY_SDK = frozenset({"agentops-manual", "openai-agents-laminar"})
+# "agentops"; Laminar's is the script's path, whatever framework it traces): the example
+# specs, which match the music store by service, are given to them matching by the
+# agent's name instead (``specs_by_agent``), as a user of that SDK would write them.
+SERVICE_FIXED_BY_SDK = frozenset(
+    {"agentops-manual", "openai-agents-laminar", "langgraph-laminar", "openai-client-laminar"}
+)
 # Captures whose agent or session the instrumentation records only under keys of its own
 # or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
 # docs/instrument-your-agent.md gives each): Logfire records the OpenAI Agents SDK's
@@ -105,6 +107,12 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "openai-client-laminar": "Laminar's own OpenAI instrumentation writes the reply of a Chat"
+    " Completions call as the response's choices (gen_ai.output.messages = [{finish_reason,"
+    " index, message: {role: assistant, tool_calls}}]): the assistant role is one level down,"
+    " so rule 65 does not take its openai.chat spans for model calls, and the @observe spans"
+    " (lmnr.span.type DEFAULT / TOOL, lmnr.span.input / output) carry no key evald reads: no"
+    " span gets a role, every trace is skipped as no agent run",
 }
 
 
