@@ -29,7 +29,7 @@ from typing import Final
 from collector.core.records import Span, Trace
 from collector.normalize import conventions, kinds
 from collector.normalize.agent_root import find_agent_root
-from collector.normalize.detect import classify, evident_calls_are_leaves
+from collector.normalize.detect import classify, settle_evident_calls
 from collector.normalize.errors import recovered_error, status_error
 from collector.normalize.event_spans import EVENT_ROLES, is_event_span
 from collector.normalize.gaps import gaps_of
@@ -105,7 +105,7 @@ class _Builder:
                 self.unreadable[i] = f"{type(exc).__name__}: {exc}"
             self.roles.append(role)
             self.families.append(convention)
-        evident_calls_are_leaves(tree, self.roles, self.families)  # (runs read as calls)
+        twins = settle_evident_calls(tree, self.roles, self.families)  # (runs, second layers)
         found = set(self.families)
         self.conventions = tuple(name for name in CONVENTION_ORDER if name in found)
         self.named = confirmed_agents(tree, self.roles, mappings)  # (their roles become AGENT)
@@ -121,7 +121,7 @@ class _Builder:
         self.llms: list[LlmCall] = []  # in trajectory order, once ``_steps`` ran
         self.drafts: dict[int, ToolDraft] = {}  # tool span → its draft (for layers)
         self.calls: dict[int, LlmCall] = {}  # model span → its call (for layers)
-        self.layers_merged = False
+        self.layers_merged = twins
         self.wrappers: dict[tuple[int, str], bool] = {}  # ``is_model_wrapper`` memo
         self.leafy: dict[int, bool] = {}  # ``_loop_turn`` memo: a span has leaf children
 

@@ -142,20 +142,45 @@ def _by_evidence(span: Span) -> tuple[Role, str]:
     return Role.OTHER, ""
 
 
-def evident_calls_are_leaves(tree: SpanTree, roles: list[Role], families: list[str]) -> None:
+def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str]) -> bool:
     """Rules 65 and 67 read a span as a model call by what it records (the GenAI request
-    and reply without an operation, a request and reply in its events). A run records
-    the same: an agent span that writes the conversation, its model and its token totals
-    without naming its operation. A span so read with a model call, a tool or an agent
-    below it is therefore that run, not a call: it becomes plumbing (``OTHER``), in
-    ``roles`` and ``families``. Costs nothing on a trace without such spans."""
-    for i, family in enumerate(families):
-        if (
-            roles[i] is Role.LLM
-            and _read_by_evidence(tree.spans[i], family)
-            and role_below(tree, roles, i, _WORK, max_depth=_MAX_DEPTH)
-        ):
+    and reply without an operation, a request and reply in its events). Two other things
+    record the same:
+
+    - a run: an agent span that writes the conversation, its model and its token totals
+      without naming its operation. A span so read with a model call, a tool or an agent
+      below it is that run, not a call;
+    - a second instrumentation of the call: a span of the same call that a convention
+      reads, recording the same response id (``gen_ai.response.id``: the provider's, one
+      per call), where the two are not nested (Laminar's own ``openai.chat`` span beside
+      OpenLLMetry's ``ChatOpenAI.chat``), so the layer merge does not see them.
+
+    Such spans become plumbing (``OTHER``) in ``roles`` and ``families``; True when a
+    second instrumentation was found (the trajectory's duplicate-instrumentation gap).
+    Costs one pass over the roles on a trace without such spans."""
+    spans = tree.spans
+    evident = [
+        i
+        for i, family in enumerate(families)
+        if roles[i] is Role.LLM and _read_by_evidence(spans[i], family)
+    ]
+    if not evident:
+        return False
+    for i in evident:
+        if role_below(tree, roles, i, _WORK, max_depth=_MAX_DEPTH):
             roles[i], families[i] = Role.OTHER, ""
+    read_by_evidence = set(evident)
+    answered: set[str] = set()
+    for i, role in enumerate(roles):
+        response = spans[i].attributes.get(genai.RESPONSE_ID)
+        if role is Role.LLM and i not in read_by_evidence and isinstance(response, str):
+            answered.add(response)
+    twins = False
+    for i in evident:
+        response = spans[i].attributes.get(genai.RESPONSE_ID)
+        if roles[i] is Role.LLM and isinstance(response, str) and response in answered:
+            roles[i], families[i], twins = Role.OTHER, "", True
+    return twins
 
 
 def _read_by_evidence(span: Span, family: str) -> bool:

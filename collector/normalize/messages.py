@@ -116,6 +116,8 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
             return message_list(value[0], depth + 1)
         if value and isinstance(value[0], str) and looks_like_object_repr(value[0]):
             return messages_from_reprs(value) or value
+        if value and isinstance(value[0], dict) and "role" not in value[0]:
+            return _choice_messages(value)
         return value
     if not isinstance(value, dict):
         return None
@@ -126,6 +128,20 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
     if isinstance(prompt, str):
         return [{"role": "user", "content": prompt}]
     return None
+
+
+def _choice_messages(items: list[Any]) -> list[Any]:
+    """A Chat Completions response's ``choices`` (``{index, finish_reason, message}``,
+    written where the reply's messages go: Laminar's OpenAI instrumentation) as their
+    messages; other lists as they are."""
+    if not isinstance(items[0].get("message"), dict):
+        return items
+    return [
+        item["message"]
+        if isinstance(item, dict) and isinstance(item.get("message"), dict)
+        else item
+        for item in items
+    ]
 
 
 def messages_from_reprs(items: list[Any]) -> list[Any] | None:
@@ -158,14 +174,21 @@ def last_text(messages: Any, roles: frozenset[str]) -> str | None:
 
 def genai_tool_calls(messages: Any) -> Iterator[RequestedCall]:
     """``tool_call`` parts of GenAI semconv output messages (``gen_ai.output.messages``),
-    and the OpenAI Responses API's ``function_call`` items written there in its place
-    (Laminar: one item per call, the id the answers name under ``call_id``)."""
+    and what Laminar writes there in their place: the OpenAI Responses API's
+    ``function_call`` items (the id the answers name under ``call_id``), a Chat
+    Completions message's ``tool_calls``."""
     for message in message_list(messages) or ():
         if isinstance(message, dict) and message.get("type") == "function_call":
             call_id = message.get("call_id", message.get("id"))
             call = requested(call_id, message.get("name"), message.get("arguments"))
             if call is not None:
                 yield call
+            continue
+        if isinstance(message, dict) and isinstance(message.get("tool_calls"), list):
+            for item in message["tool_calls"]:  # a Chat Completions message in their place
+                call = openai_tool_call(item)
+                if call is not None:
+                    yield call
             continue
         parts = message.get("parts") if isinstance(message, dict) else None
         for part in parts if isinstance(parts, list) else ():

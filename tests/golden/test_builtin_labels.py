@@ -18,6 +18,7 @@ from support.captures import (
     NO_CONTENT_RECORDED,
     NOT_READ,
     SERVICE_FIXED_BY_SDK,
+    UNSELECTABLE,
     USER_MAPPINGS,
     matching_the_agent,
     not_read,
@@ -28,6 +29,7 @@ from collector.cli.command import main
 
 TRACES = ROOT / "tests" / "golden" / "traces"
 SPECS = ROOT / "config" / "specs" / "*.yaml"
+SKIPPED = set(NOT_READ) | UNSELECTABLE
 
 Line = dict[str, Any]
 # The specs the agreement table is about (config/specs also holds the eval-set spec).
@@ -64,7 +66,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
     lines = []
     scratch = tmp_path_factory.mktemp("labels")
     # (captures evald does not read right yet are kept out: support.captures.NOT_READ)
-    for folder in sorted(p for p in TRACES.iterdir() if p.is_dir() and p.name not in NOT_READ):
+    # and those no example spec can select: support.captures.UNSELECTABLE)
+    for folder in sorted(p for p in TRACES.iterdir() if p.is_dir() and p.name not in SKIPPED):
         results = scratch / f"{folder.name}.jsonl"
         inputs = sorted(  # log records too
             str(path)
@@ -100,10 +103,14 @@ def specs_by_agent(folder: Path) -> str:
 
 
 def labelled() -> list[Path]:
-    """The labels of every capture but those not read yet (``NOT_READ``)."""
+    """The labels of every capture but those not read yet (``NOT_READ``) or that no
+    example spec selects (``UNSELECTABLE``)."""
     found = sorted(TRACES.glob("*/*.expected.json"))
     return [
-        p for p in found if not_read(p.parent.name, p.name.removesuffix(".expected.json")) is None
+        p
+        for p in found
+        if p.parent.name not in UNSELECTABLE
+        and not_read(p.parent.name, p.name.removesuffix(".expected.json")) is None
     ]
 
 

@@ -276,3 +276,41 @@ def test_a_value_that_is_no_typed_value_is_no_langwatch_content() -> None:
     odd = langwatch(2, "lookup", "tool", 1, input="{'order': 7}", output='{"type": 5}')
     (tool,) = run(span(1, "turn"), odd).tool_calls
     assert (tool.args, tool.result) == (None, None)
+
+
+# Laminar's own OpenAI spans: the reply as the response's choices, beside another layer
+
+CHOICE = {"index": 0, "finish_reason": "tool_calls", "message": {
+    "role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+    "function": {"name": "lookup", "arguments": '{"order": 7}'}}]}}  # fmt: skip
+ASKED_CHAT = {"role": "assistant", "tool_calls": CHOICE["message"]["tool_calls"]}  # type: ignore[index]
+ANSWER_CHAT = {"role": "tool", "tool_call_id": "c1", "content": "shipped"}
+DONE = {
+    "index": 0,
+    "finish_reason": "stop",
+    "message": {"role": "assistant", "content": "It shipped."},
+}
+
+
+def test_a_reply_written_as_the_response_choices_is_read_through_them() -> None:
+    trajectory = run(
+        span(1, "turn"),
+        model_call(2, [SYSTEM, ASK], [CHOICE], parent=1),
+        model_call(3, [SYSTEM, ASK, ASKED_CHAT, ANSWER_CHAT], [DONE], parent=1),
+    )
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    (tool,) = trajectory.tool_calls
+    assert (tool.args, tool.call_id, tool.result) == ({"order": 7}, "c1", "shipped")
+    assert trajectory.output == "It shipped."
+
+
+def test_a_second_instrumentation_beside_a_call_is_a_layer_of_it() -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.response.id": "r1"}
+    framework = model_call(2, [SYSTEM, ASK], [REPLY], parent=1, **chat)
+    client = model_call(3, [SYSTEM, ASK], [REPLY], parent=1, **{"gen_ai.response.id": "r1"})
+    twice = run(span(1, "turn"), framework, client)
+    assert [step.kind for step in twice.steps] == [StepKind.LLM]
+    assert "duplicate_instrumentation" in twice.gaps
+    other = model_call(3, [SYSTEM, ASK], [REPLY], parent=1, **{"gen_ai.response.id": "r2"})
+    assert len(run(span(1, "turn"), framework, other).steps) == 2  # two calls

@@ -16,6 +16,7 @@ from support.captures import (
     SERVICE_FIXED_BY_SDK,
     SESSION_NOT_RECORDED,
     SESSION_PER_TURN,
+    UNSELECTABLE,
     USER_MAPPINGS,
     matching_the_agent,
     not_read,
@@ -31,7 +32,7 @@ EVALUATORS = {"trajectory_match", "tool_args_match", "single_refund",
 FRAMEWORKS = sorted(  # (but captures evald does not read right yet: NOT_READ)
     path.parent.name
     for path in TRACES.glob("*/multi_turn.jsonl")
-    if not_read(path.parent.name, "multi_turn") is None
+    if not_read(path.parent.name, "multi_turn") is None and path.parent.name not in UNSELECTABLE
 )
 
 
