@@ -30,7 +30,9 @@ from collector.normalize.mappings import Mappings
 from collector.normalize.roles import CUSTOM, EVIDENCE, Role
 from collector.normalize.tree import SpanTree, role_below
 
-# What runs below a run, never below one model call: another model call, a tool, an agent.
+# What runs below a run, never below one model call: a tool, an agent (another model call
+# may: the client library's layer of the same call, under the framework's span).
+_RUN_WORK: Final = frozenset({Role.TOOL, Role.AGENT})
 _WORK: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT})
 _MAX_DEPTH: Final = 8  # levels looked through below a model call read by evidence
 
@@ -148,8 +150,9 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
     record the same:
 
     - a run: an agent span that writes the conversation, its model and its token totals
-      without naming its operation. A span so read with a model call, a tool or an agent
-      below it is that run, not a call;
+      without naming its operation. A span so read with a tool or an agent below it, or
+      several model calls, is that run, not a call (one model call below it is the
+      client library's layer of the same call, which the layer merge takes);
     - a second instrumentation of the call: a span of the same call that a convention
       reads, recording the same response id (``gen_ai.response.id``: the provider's, one
       per call), where the two are not nested (Laminar's own ``openai.chat`` span beside
@@ -167,7 +170,9 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
     if not evident:
         return False
     for i in evident:
-        if role_below(tree, roles, i, _WORK, max_depth=_MAX_DEPTH):
+        if role_below(tree, roles, i, _RUN_WORK, max_depth=_MAX_DEPTH) or _calls_below(
+            tree, roles, i
+        ):
             roles[i], families[i] = Role.OTHER, ""
     read_by_evidence = set(evident)
     answered: set[str] = set()
@@ -181,6 +186,19 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
         if roles[i] is Role.LLM and isinstance(response, str) and response in answered:
             roles[i], families[i], twins = Role.OTHER, "", True
     return twins
+
+
+def _calls_below(tree: SpanTree, roles: list[Role], i: int) -> bool:
+    """Whether several model calls run at the first level below span ``i`` that has one
+    (looking through plumbing): calls of a run. One is a layer of the same call."""
+    level = [i]
+    for _ in range(_MAX_DEPTH):
+        level = [kid for j in level for kid in tree.children(j)]
+        calls = sum(1 for kid in level if roles[kid] is Role.LLM)
+        if calls or not level:
+            return calls > 1
+        level = [kid for kid in level if roles[kid] not in _WORK]
+    return False
 
 
 def _read_by_evidence(span: Span, family: str) -> bool:

@@ -41,7 +41,7 @@ from collector.normalize.messages import (
 )
 from collector.normalize.react import transcript_steps
 from collector.normalize.results import ToolResult, parse_result, result_of
-from collector.normalize.values import INVALID, event_attribute, parse_json, structured
+from collector.normalize.values import INVALID, as_list, event_attribute, parse_json, structured
 
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
@@ -151,7 +151,7 @@ def _message(item: dict[str, Any]) -> Message:
     role = role_of(item)
     calls: list[RequestedCall] = []
     answers: list[Answer] = []
-    for call in fields.get("tool_calls") or ():
+    for call in as_list(fields.get("tool_calls")) or ():
         made = openai_tool_call(call)
         if made is not None:
             calls.append(made)
@@ -165,17 +165,19 @@ def _message(item: dict[str, Any]) -> Message:
 
 def _with_provider_fields(fields: dict[str, Any], calls: list[RequestedCall]) -> dict[str, Any]:
     """``fields`` with what the provider's fields kept aside (``additional_kwargs``:
-    LlamaIndex) say: the calls, unless the blocks already named them (appended to
-    ``calls``), and a tool message's ``tool_call_id``."""
+    LlamaIndex) say: the calls, unless the blocks already named them or the message
+    records calls its framework refused (appended to ``calls``), and a tool message's
+    ``tool_call_id``."""
     extra = fields.get("additional_kwargs")
     if not isinstance(extra, dict):
         return fields
-    if not calls:
-        for call in extra.get("tool_calls") or ():
+    if not calls and not fields.get("invalid_tool_calls"):  # (LangChain: calls it refused)
+        for call in as_list(extra.get("tool_calls")) or ():
             made = openai_tool_call(call)
             if made is not None:
                 calls.append(made)
-    if "tool_call_id" not in fields and isinstance(extra.get("tool_call_id"), str):
+    own_id = "tool_call_id" in fields
+    if not own_id and role_of(fields) == "tool" and isinstance(extra.get("tool_call_id"), str):
         return {**fields, "tool_call_id": extra["tool_call_id"]}
     return fields
 

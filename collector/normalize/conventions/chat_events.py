@@ -7,9 +7,10 @@ model's start event holds the request, ``messages`` (the JSON message list), and
 end event the request again and the reply flattened under ``response.message.``
 (``role``, ``blocks`` or ``content``, ``additional_kwargs.tool_calls``) with the token
 counts under ``response.raw.usage.``. No event name is read, only that shape: a span no
-convention types, one of whose events records a message list under ``messages`` and
-one (the same or a later) an assistant reply under ``response.message.role``, is a
-model call (ADR 0017, rule 67). Where model-call spans nest (LlamaIndex's ``achat``
+convention types, one of whose events records a message list under ``messages`` (a
+message with a role in it) and one (the same or a later) an assistant reply under
+``response.message.role``, naming the model or counting its answer, is a model call
+(ADR 0017, rule 67). Where model-call spans nest (LlamaIndex's ``achat``
 wraps another), only the one carrying the events is one: the wrapper has none.
 
 Messages are read in LlamaIndex's ``ChatMessage`` shape by ``messages`` and
@@ -28,6 +29,7 @@ from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
+    has_role,
     last_text,
     message_list,
     openai_tool_call,
@@ -57,10 +59,14 @@ _OUTPUT_TOKENS: Final = (
 
 
 def classify(span: Span) -> Role | None:
-    """``LLM`` for a span whose events record a request and an assistant reply."""
-    if not span.events:
+    """``LLM`` for a span whose events record a request (a message list with a role) and
+    an assistant reply, and name the model or count its answer, as rule 65 asks."""
+    if not span.events or _reply(span) is None:
         return None
-    return Role.LLM if _reply(span) is not None and _request(span) is not None else None
+    if not has_role(_request(span), None):
+        return None
+    known = model(span) is not None or tokens(span) != (None, None)
+    return Role.LLM if known else None
 
 
 def _request(span: Span) -> list[Any] | None:

@@ -8,7 +8,7 @@ a typed value,
 call's are chat messages (the request's list, the reply's assistant message); a tool
 span is named after the tool, its input the call's arguments (as its LangChain
 callback gives them: a Python ``repr`` in a ``text`` value) and its output the tool's
-answer (a one-message list whose content is the result). The model's replies as its
+answer (a message list whose last message's content is the result). The model's replies as its
 LangChain callback records them keep no tool calls: the calls are the tool spans.
 """
 
@@ -28,7 +28,7 @@ from collector.normalize.messages import (
     role_of,
 )
 from collector.normalize.roles import LANGWATCH, Role
-from collector.normalize.values import INVALID, parse_json
+from collector.normalize.values import INVALID, as_list, parse_json
 
 NAME: Final = LANGWATCH
 SPAN_TYPE: Final = "langwatch.span.type"
@@ -77,8 +77,8 @@ def _result_text(raw: AttrValue) -> AttrValue:
     kind, value = typed_value(raw)
     if kind == "chat_messages":
         found = message_list(value)
-        if found is not None and len(found) == 1 and isinstance(found[0], dict):
-            content = found[0].get("content")
+        if found and isinstance(found[-1], dict):  # (the tool's answer: the last message)
+            content = found[-1].get("content")
             return content if isinstance(content, str) else _as_text("json", content)
     return _as_text(kind, value)
 
@@ -88,12 +88,20 @@ def _as_text(kind: str | None, value: Any) -> AttrValue:
         return None
     if kind in _TEXT_TYPES and isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    if kind == "list" and isinstance(value, list):  # (a list of typed values)
+        value = [_item_value(item) for item in value]
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _item_value(item: Any) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("type"), str) and "value" in item:
+        return item["value"]
+    return item
 
 
 def _messages(span: Span, key: str) -> Any:
     kind, value = typed_value(span.attributes.get(key))
-    return value if kind == "chat_messages" else None
+    return message_list(value) if kind in ("chat_messages", "json") else None
 
 
 def llm_input(span: Span) -> str | None:
@@ -113,7 +121,7 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     calls: list[RequestedCall] = []
     for message in message_list(_messages(span, OUTPUT)) or ():
         if role_of(message) in ASSISTANT_ROLES:
-            for call in message.get("tool_calls") or ():
+            for call in as_list(message.get("tool_calls")) or ():
                 made = openai_tool_call(call)
                 if made is not None:
                     calls.append(made)

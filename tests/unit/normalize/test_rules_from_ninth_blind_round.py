@@ -314,3 +314,74 @@ def test_a_second_instrumentation_beside_a_call_is_a_layer_of_it() -> None:
     assert "duplicate_instrumentation" in twice.gaps
     other = model_call(3, [SYSTEM, ASK], [REPLY], parent=1, **{"gen_ai.response.id": "r2"})
     assert len(run(span(1, "turn"), framework, other).steps) == 2  # two calls
+
+
+# A review of rule 67 and the LangWatch vocabulary (session 20)
+
+
+def test_a_client_layer_below_a_call_read_by_evidence_is_the_same_call() -> None:
+    """A framework's call span (read by rule 67 or 65) over the client library's GenAI
+    span (content capture off: model and tokens only) is one call, its content kept."""
+    text_reply = {"role": "assistant", "additional_kwargs": {},
+                  "blocks": [{"block_type": "text", "text": "It shipped."}]}  # fmt: skip
+    client = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+              "gen_ai.usage.input_tokens": 12}  # fmt: skip
+    first = chat_in_events(2, 1, [SYSTEM_BLOCKS, ASK_BLOCKS], ASKING)
+    second = chat_in_events(5, 1, [SYSTEM_BLOCKS, ASK_BLOCKS, ASKING, ANSWERED], text_reply)
+    trajectory = run(
+        span(1, "Agent.run"), *first, span(8, "chat m", client, parent=3),
+        span(4, "Tool.acall", parent=1), *second, span(9, "chat m", client, parent=6),
+    )  # fmt: skip
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    assert (trajectory.input, trajectory.output) == ("Where is order 7?", "It shipped.")
+    assert "duplicate_instrumentation" in trajectory.gaps
+
+
+def test_events_that_name_no_model_nor_a_role_in_the_request_are_no_model_call() -> None:
+    dumped = {"messages": json.dumps([ASK_BLOCKS]), "response.message.role": "assistant",
+              "response.message.content": "done"}  # fmt: skip
+    assert run(span(1, "Agent.run"), span(2, "memory.save", parent=1,
+                                          events=(("Saved", dumped),))).steps == ()  # fmt: skip
+    texts = {**dumped, "messages": '["email sent", "sms sent"]', "response.raw.model": "m"}
+    assert run(span(1, "Agent.run"), span(2, "notify", parent=1,
+                                          events=(("Sent", texts),))).steps == ()  # fmt: skip
+
+
+def test_odd_tool_calls_values_cost_no_trace() -> None:
+    odd = {"role": "assistant", "tool_calls": 5, "additional_kwargs": {"tool_calls": 5}}
+    trajectory = run(span(1, "turn"), model_call(2, [SYSTEM, ASK, odd], [REPLY], parent=1))
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM]
+    reply = typed("chat_messages", [{"role": "assistant", "content": "", "tool_calls": 5}])
+    llm = langwatch(2, "llm", "llm", 1, input=typed("chat_messages", [ASK]), output=reply)
+    assert [step.kind for step in run(span(1, "turn"), llm).steps] == [StepKind.LLM]
+
+
+def test_provider_fields_name_no_answer_off_tool_messages_nor_refused_calls() -> None:
+    user = {"role": "user", "content": "hi", "additional_kwargs": {"tool_call_id": "c1"}}
+    asked = ASKING["additional_kwargs"]["tool_calls"]
+    refused = {"role": "assistant", "content": "", "tool_calls": [],
+               "invalid_tool_calls": [{"name": "lookup", "args": "{bad"}],
+               "additional_kwargs": {"tool_calls": asked}}  # fmt: skip
+    trajectory = run(
+        span(1, "turn"),
+        model_call(2, [SYSTEM, ASK], [CALL], parent=1),
+        model_call(3, [SYSTEM, ASK, refused, user], [REPLY], parent=1),
+    )
+    assert all(step.result != "hi" for step in trajectory.tool_calls)  # (the user's text)
+
+
+def test_langwatch_values_are_unwrapped_whatever_their_type() -> None:
+    answers = [{"role": "tool", "content": "draft"}, {"role": "tool", "content": '{"at": 1}'}]
+    tool = langwatch(3, "lookup", "tool", 1, input=typed("list", [typed_item("text", "7")]),
+                     output=typed("chat_messages", answers))  # fmt: skip
+    asked = typed("json", {"messages": [ASK]})
+    llm = langwatch(2, "llm", "llm", 1, input=asked, output=typed("chat_messages", [REPLY]))
+    trajectory = run(span(1, "turn"), llm, tool)
+    (step,) = trajectory.tool_calls
+    assert (step.args, step.result) == (["7"], {"at": 1})
+    assert trajectory.input == "Where is order 7?"
+
+
+def typed_item(kind: str, value: Any) -> dict[str, Any]:
+    return {"type": kind, "value": value}
