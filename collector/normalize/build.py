@@ -245,6 +245,7 @@ class _Builder:
                 # The same model call seen twice (ADK legacy ``call_llm`` → ``generate_content``,
                 # a framework's model span → the client library's): the outer span first.
                 self.calls[outer].absorb(span, step, requested)
+                self.calls[i] = self.calls[outer]  # (a third layer below merges too)
                 self.layers_merged = True
                 return None, agent, anchor
             call = LlmCall(span, step, requested)

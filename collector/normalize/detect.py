@@ -35,6 +35,7 @@ from collector.normalize.tree import SpanTree, role_below
 _RUN_WORK: Final = frozenset({Role.TOOL, Role.AGENT})
 _WORK: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT})
 _MAX_DEPTH: Final = 8  # levels looked through below a model call read by evidence
+_MAX_ANCESTORS: Final = 64  # a span's ancestors looked at (the tree cuts cycles)
 
 
 def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
@@ -155,8 +156,10 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
       client library's layer of the same call, which the layer merge takes);
     - a second instrumentation of the call: a span of the same call that a convention
       reads, recording the same response id (``gen_ai.response.id``: the provider's, one
-      per call), where the two are not nested (Laminar's own ``openai.chat`` span beside
-      OpenLLMetry's ``ChatOpenAI.chat``), so the layer merge does not see them.
+      per call) at the same time, where the two are not nested (Laminar's own
+      ``openai.chat`` span beside OpenLLMetry's ``ChatOpenAI.chat``), so the layer merge
+      does not see them. Of the two, the one that records the reply's content stays
+      (the convention's, unless it records none: content capture off).
 
     Such spans become plumbing (``OTHER``) in ``roles`` and ``families``; True when a
     second instrumentation was found (the trajectory's duplicate-instrumentation gap).
@@ -174,30 +177,65 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
             tree, roles, i
         ):
             roles[i], families[i] = Role.OTHER, ""
-    read_by_evidence = set(evident)
-    answered: set[str] = set()
+    answered: dict[str, int] = {}  # response id → the convention's span that records it
     for i, role in enumerate(roles):
         response = spans[i].attributes.get(genai.RESPONSE_ID)
-        if role is Role.LLM and i not in read_by_evidence and isinstance(response, str):
-            answered.add(response)
+        if role is Role.LLM and isinstance(response, str) and response and i not in evident:
+            answered[response] = i
     twins = False
     for i in evident:
         response = spans[i].attributes.get(genai.RESPONSE_ID)
-        if roles[i] is Role.LLM and isinstance(response, str) and response in answered:
-            roles[i], families[i], twins = Role.OTHER, "", True
+        j = answered.get(response) if isinstance(response, str) and response else None
+        if roles[i] is not Role.LLM or j is None:
+            continue
+        if _nested(tree, i, j) or not _overlap(spans[i], spans[j]):
+            continue  # (nested: the layer merge's; apart in time: a reused id, two calls)
+        twins = True
+        if genai.OUTPUT_MESSAGES in spans[j].attributes:
+            roles[i], families[i] = Role.OTHER, ""
+        else:  # the convention's span records no content (capture off): keep the other
+            roles[j], families[j] = Role.OTHER, ""
     return twins
 
 
+def _nested(tree: SpanTree, i: int, j: int) -> bool:
+    """Whether one of spans ``i`` and ``j`` is an ancestor of the other."""
+    parent = tree.parent
+    for top, below in ((i, j), (j, i)):
+        up = parent[below]
+        for _ in range(_MAX_ANCESTORS):
+            if up < 0:
+                break
+            if up == top:
+                return True
+            up = parent[up]
+    return False
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a.start_unix_nano <= b.end_unix_nano and b.start_unix_nano <= a.end_unix_nano
+
+
 def _calls_below(tree: SpanTree, roles: list[Role], i: int) -> bool:
-    """Whether several model calls run at the first level below span ``i`` that has one
-    (looking through plumbing): calls of a run. One is a layer of the same call."""
-    level = [i]
+    """Whether span ``i`` holds the calls of a run: below it, through plumbing, either a
+    graph node or workflow, or more than one model call at the top; one is the client
+    library's layer of the same call, itself checked the same way (a chain of layers is
+    one call)."""
+    top = i
     for _ in range(_MAX_DEPTH):
-        level = [kid for j in level for kid in tree.children(j)]
-        calls = sum(1 for kid in level if roles[kid] is Role.LLM)
-        if calls or not level:
-            return calls > 1
-        level = [kid for kid in level if roles[kid] not in _WORK]
+        level: list[int] = [top]
+        found: list[int] = []
+        for _ in range(_MAX_DEPTH):
+            level = [kid for j in level for kid in tree.children(j)]
+            if any(roles[kid] is Role.NODE or roles[kid] is Role.WORKFLOW for kid in level):
+                return True
+            found.extend(kid for kid in level if roles[kid] is Role.LLM)
+            level = [kid for kid in level if roles[kid] is not Role.LLM]
+            if not level:
+                break
+        if len(found) != 1:
+            return len(found) > 1
+        top = found[0]
     return False
 
 

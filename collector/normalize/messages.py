@@ -73,7 +73,9 @@ def _part_text(part: Any) -> str | None:
         return part
     if not isinstance(part, dict):
         return None
-    kind = part.get("type", part.get("block_type"))  # (LlamaIndex's blocks: ``block_type``)
+    kind = part.get("type")
+    if kind is None:
+        kind = part.get("block_type")  # (LlamaIndex's blocks)
     if kind not in (None, "text", "output_text", "input_text"):
         return None  # tool_call, reasoning, images … are not the text of the message
     value = part.get("content") if "content" in part else part.get("text")
@@ -132,16 +134,11 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
 
 def _choice_messages(items: list[Any]) -> list[Any]:
     """A Chat Completions response's ``choices`` (``{index, finish_reason, message}``,
-    written where the reply's messages go: Laminar's OpenAI instrumentation) as their
-    messages; other lists as they are."""
-    if not isinstance(items[0].get("message"), dict):
-        return items
-    return [
-        item["message"]
-        if isinstance(item, dict) and isinstance(item.get("message"), dict)
-        else item
-        for item in items
-    ]
+    written where the reply's messages go: Laminar's OpenAI instrumentation) as the
+    first choice's message (a program reads ``choices[0]``; ``n > 1`` asks for
+    alternatives); other lists as they are."""
+    first = items[0].get("message")
+    return [first] if isinstance(first, dict) else items
 
 
 def messages_from_reprs(items: list[Any]) -> list[Any] | None:

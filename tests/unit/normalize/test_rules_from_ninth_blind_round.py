@@ -305,15 +305,65 @@ def test_a_reply_written_as_the_response_choices_is_read_through_them() -> None:
     assert trajectory.output == "It shipped."
 
 
+def beside(n: int, response: str, start: int, **more: Any) -> Span:
+    """A model call read by rule 65 (no operation) recording ``response``, from ``start``."""
+    found = model_call(n, [SYSTEM, ASK], [REPLY], parent=1, **{"gen_ai.response.id": response})
+    return found._replace(start_unix_nano=start, end_unix_nano=start + 300, **more)
+
+
 def test_a_second_instrumentation_beside_a_call_is_a_layer_of_it() -> None:
     chat = {"gen_ai.operation.name": "chat", "gen_ai.response.id": "r1"}
-    framework = model_call(2, [SYSTEM, ASK], [REPLY], parent=1, **chat)
-    client = model_call(3, [SYSTEM, ASK], [REPLY], parent=1, **{"gen_ai.response.id": "r1"})
-    twice = run(span(1, "turn"), framework, client)
+    framework = model_call(2, [SYSTEM, ASK], [REPLY], parent=1, **chat)  # 2000-2500
+    twice = run(span(1, "turn"), framework, beside(3, "r1", 2100))
     assert [step.kind for step in twice.steps] == [StepKind.LLM]
     assert "duplicate_instrumentation" in twice.gaps
-    other = model_call(3, [SYSTEM, ASK], [REPLY], parent=1, **{"gen_ai.response.id": "r2"})
-    assert len(run(span(1, "turn"), framework, other).steps) == 2  # two calls
+    assert len(run(span(1, "turn"), framework, beside(3, "r2", 2100)).steps) == 2  # two calls
+    reused = run(span(1, "turn"), framework, beside(3, "r1", 9000))  # later: a reused id
+    assert len(reused.steps) == 2 and "duplicate_instrumentation" not in reused.gaps
+    empty = {**chat, "gen_ai.response.id": ""}
+    no_ids = run(span(1, "turn"), model_call(2, [SYSTEM, ASK], [REPLY], parent=1, **empty),
+                 beside(3, "", 2100))  # fmt: skip
+    assert len(no_ids.steps) == 2
+
+
+def test_of_two_instrumentations_the_one_with_the_content_stays() -> None:
+    """The client library's span with content capture off (model, tokens, response id)
+    beside a span read by rule 65: the reply's calls and text are kept."""
+    bare = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "m",
+        "gen_ai.response.id": "r1",
+    }
+    spans = one_call_run()
+    spans[1] = spans[1]._replace(attributes={**spans[1].attributes, "gen_ai.response.id": "r1"})
+    client = span(9, "chat m", bare, parent=1, start=2100, end=2400)
+    trajectory = run(*spans, client)
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    assert "duplicate_instrumentation" in trajectory.gaps
+    nested = run(*spans, client._replace(parent_span_id=spans[1].span_id))
+    assert [step.kind for step in nested.steps] == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+
+
+def test_a_chain_of_layers_below_a_call_read_by_evidence_is_one_call() -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+    outer = model_call(2, [SYSTEM, ASK], [REPLY], parent=1)
+    layered = run(span(1, "turn"), outer, span(3, "chat m", chat, parent=2),
+                  span(4, "chat m", chat, parent=3))  # fmt: skip
+    assert [step.kind for step in layered.steps] == [StepKind.LLM]
+    workflow = {"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "w"}
+    inner = model_call(4, [SYSTEM, ASK], [REPLY], parent=3, **{"gen_ai.operation.name": "chat"})
+    through = run(span(1, "turn"), outer, span(3, "invoke_workflow w", workflow, parent=2), inner)
+    assert [step.kind for step in through.steps] == [StepKind.LLM]
+
+
+def test_only_the_first_choice_is_the_reply() -> None:
+    second = {
+        "index": 1,
+        "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "No."},
+    }
+    trajectory = run(span(1, "turn"), model_call(2, [SYSTEM, ASK], [DONE, second], parent=1))
+    assert trajectory.output == "It shipped."
 
 
 # A review of rule 67 and the LangWatch vocabulary (session 20)
