@@ -143,6 +143,7 @@ CAPTURED = {
     "langgraph-langwatch",
     "langgraph-laminar",
     "openai-client-laminar",
+    "llamaindex-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -178,6 +179,10 @@ AGENT_NAME_NOT_RECORDED = {
     "langgraph-langwatch",
     # Laminar's @observe: the agent is only the name of the span the user decorated
     "openai-client-laminar",
+    # MLflow's LlamaIndex autolog: the agent span is named after the class
+    # (``FunctionAgent.run``); the name is only a field (``current_agent_name``) of the run's
+    # output object and of the workflow steps' inputs, as with OpenInference
+    "llamaindex-mlflow",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -21,7 +21,13 @@ NO_CONTENT_RECORDED = frozenset({"autogen-agentchat", "autogen-swarm"})
 # Captures whose session id reaches no exported span (MLflow keeps it as trace metadata,
 # which its OTLP export leaves out; DSPy puts no thread id in the run's inputs either).
 SESSION_NOT_RECORDED = frozenset(
-    {"dspy-mlflow", "burr-openllmetry", "openai-agents-handoff-mlflow", "mlflow-manual"}
+    {
+        "dspy-mlflow",
+        "burr-openllmetry",
+        "openai-agents-handoff-mlflow",
+        "mlflow-manual",
+        "llamaindex-mlflow",
+    }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
 # ``initiate_chat``): each turn is a session of its own, never the labelled conversation.
@@ -113,6 +119,17 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "llamaindex-mlflow": "MLflow types LlamaIndex's _prepare_chat_with_tools as an LLM span"
+    " (by the LLM class, not the method); its output is the prepared request ({messages:"
+    " the history, tools, ...}), and the first tool_calls anywhere in it (an earlier,"
+    " answered assistant message) are read as that span's requested calls: from the second"
+    " round on (every round of a later turn) each preparation is a model step of its own"
+    " with unexecuted phantom calls (7 LLM steps for 4 calls), and in multi_turn turns 2-3"
+    " the first model step is a preparation whose input keeps its messages under"
+    " chat_history, so the run input falls back to the root's whole input object; the"
+    " replies are LlamaIndex ChatResponse dumps ({message: {role, blocks}, raw: {choices}})"
+    " and the run output {result: {response: ChatMessage}}, neither unwrapped: no final"
+    " answer is read in any scenario",
 }
 
 
