@@ -105,6 +105,11 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
+    "llamaindex-mlflow/multi_turn": "in turns 2 and 3 LlamaIndex's request preparation"
+    " (_prepare_chat_with_tools, which MLflow types as a model call) is not folded into the"
+    " call it prepares (its output is the prepared request, history and all): one model step"
+    " too many per round, and the turn's input is only the agent's arguments as a Python"
+    " repr (read as no input: an input gap)",
     "llamaindex-otel-native/tool_error": "LlamaIndex's own OTel handler records the refused"
     " refund's failure only on the span that ran it (FunctionTool.acall, status ERROR), which"
     " names the call only inside a Python repr cut at 200 characters"
@@ -119,17 +124,6 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
-    "llamaindex-mlflow": "MLflow types LlamaIndex's _prepare_chat_with_tools as an LLM span"
-    " (by the LLM class, not the method); its output is the prepared request ({messages:"
-    " the history, tools, ...}), and the first tool_calls anywhere in it (an earlier,"
-    " answered assistant message) are read as that span's requested calls: from the second"
-    " round on (every round of a later turn) each preparation is a model step of its own"
-    " with unexecuted phantom calls (7 LLM steps for 4 calls), and in multi_turn turns 2-3"
-    " the first model step is a preparation whose input keeps its messages under"
-    " chat_history, so the run input falls back to the root's whole input object; the"
-    " replies are LlamaIndex ChatResponse dumps ({message: {role, blocks}, raw: {choices}})"
-    " and the run output {result: {response: ChatMessage}}, neither unwrapped: no final"
-    " answer is read in any scenario",
 }
 
 

@@ -131,7 +131,12 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     if not _is_model(span):
         return None
     calls: list[RequestedCall] = []
-    for item in _tool_call_items(_reply(_parsed(span, OUTPUTS)), 0):
+    reply = _reply(_parsed(span, OUTPUTS))
+    history = message_list(reply)
+    if history:  # a message list: a reply only when it ends in the assistant's message
+        last = history[-1]
+        reply = last if role_of(last) in ASSISTANT_ROLES else None
+    for item in _tool_call_items(reply, 0):
         made = openai_tool_call(item)
         if made is not None:
             calls.append(made)
@@ -139,11 +144,16 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
 
 
 def _reply(output: Any) -> Any:
-    """The assistant message of a Chat Completions-shaped output (first choice)."""
+    """The assistant message of a Chat Completions-shaped output (first choice), or of a
+    response object that holds it under ``message`` beside the provider's raw answer
+    (LlamaIndex's ``ChatResponse``: ``{message: {role, blocks}, raw, …}``)."""
     if isinstance(output, dict):
         choices = output.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
             return choices[0].get("message", choices[0])
+        message = output.get("message")
+        if "role" not in output and isinstance(message, dict) and role_of(message) is not None:
+            return message
     return output
 
 
@@ -191,7 +201,10 @@ def llm_output(span: Span) -> str | None:
 def run_input(span: Span) -> str | None:
     if span_type(span) is None:
         return None
-    return _text(_parsed(span, INPUTS), USER_ROLES)
+    found = _text(_parsed(span, INPUTS), USER_ROLES)
+    if found is not None and found[:2] == "{'":
+        return None  # the call's arguments as a Python dict's repr: no user's text
+    return found
 
 
 def run_output(span: Span) -> str | None:

@@ -435,3 +435,39 @@ def test_langwatch_values_are_unwrapped_whatever_their_type() -> None:
 
 def typed_item(kind: str, value: Any) -> dict[str, Any]:
     return {"type": kind, "value": value}
+
+
+# MLflow's LlamaIndex autolog: a response object, and a prepared request typed as a model
+
+
+def mlflow_span(  # noqa: PLR0917 - the span's fields, in the order a tree reads
+    n: int, name: str, kind: str, parent: int, inputs: Any, outputs: Any
+) -> Span:
+    attributes = {"mlflow.spanType": json.dumps(kind), "mlflow.spanInputs": json.dumps(inputs),
+                  "mlflow.spanOutputs": json.dumps(outputs)}  # fmt: skip
+    return span(n, name, attributes, parent=parent)
+
+
+def test_mlflow_a_response_object_holds_the_reply_and_a_prepared_request_requests_nothing() -> None:
+    done = {"role": "assistant", "additional_kwargs": {},
+            "blocks": [{"block_type": "text", "text": "It shipped."}]}  # fmt: skip
+    history = {"messages": [SYSTEM_BLOCKS, ASK_BLOCKS, ASKING, ANSWERED]}
+    trajectory = run(
+        mlflow_span(1, "Agent.run", "AGENT", 0, {"user_msg": "Where is order 7?"}, {}),
+        mlflow_span(2, "Model.achat", "CHAT_MODEL", 1, {"messages": [SYSTEM_BLOCKS, ASK_BLOCKS]},
+                    {"message": ASKING, "raw": {"id": "r1"}}),
+        mlflow_span(3, "lookup", "TOOL", 1, {"kwargs": {"order": 7}}, "shipped"),
+        mlflow_span(4, "Model._prepare_chat_with_tools", "LLM", 1, {"tools": []}, history),
+        mlflow_span(5, "Model.achat", "CHAT_MODEL", 1, history, {"message": done, "raw": {}}),
+    )  # fmt: skip
+    assert [call.name for call in trajectory.tool_calls] == ["lookup"]  # (no phantom call)
+    assert all(step.executed for step in trajectory.tool_calls)
+    assert trajectory.output == "It shipped."
+
+
+def test_mlflow_arguments_rendered_as_a_python_repr_are_no_run_input() -> None:
+    repr_input = "{'user_msg': 'Where is order 7?', 'memory': ChatMemoryBuffer(token_limit=3)}"
+    root = mlflow_span(1, "Agent.run", "AGENT", 0, repr_input, {})  # (MLflow JSON-quotes it)
+    call = mlflow_span(2, "Model.achat", "CHAT_MODEL", 1, {"messages": [SYSTEM_BLOCKS, ASK_BLOCKS]},
+                       {"message": {"role": "assistant", "content": "Hi."}})  # fmt: skip
+    assert run(root, call).input == "Where is order 7?"  # (the model's request instead)
