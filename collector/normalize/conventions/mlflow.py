@@ -21,6 +21,7 @@ Nothing here is read unless ``mlflow.spanType`` marks the span.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from collector.core.records import Span
@@ -60,6 +61,11 @@ KEYS: Final[tuple[str, ...]] = (
 PREFIXES: Final[tuple[str, ...]] = ()
 
 _MODEL_TYPES: Final = frozenset({"LLM", "CHAT_MODEL"})
+# The messages a request ends in; a list ending in any other (or in an item without a role,
+# DSPy's ``[{"text", "tool_calls"}]``) is the model's reply.
+_REQUEST_ROLES: Final = USER_ROLES | frozenset({"tool", "function", "system", "developer"})
+# A Python ``repr`` of keyword arguments (``{'user_msg': …, 'memory': …}``): no input text.
+_KEYWORDS_REPR: Final = re.compile(r"\{'[A-Za-z_]\w*': .*\}", re.DOTALL)
 _ROLES: Final = {
     "LLM": Role.LLM,
     "CHAT_MODEL": Role.LLM,
@@ -133,9 +139,9 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     calls: list[RequestedCall] = []
     reply = _reply(_parsed(span, OUTPUTS))
     history = message_list(reply)
-    if history:  # a message list: a reply only when it ends in the assistant's message
+    if history:  # a message list ending in a request's message is a request, not a reply
         last = history[-1]
-        reply = last if role_of(last) in ASSISTANT_ROLES else None
+        reply = None if role_of(last) in _REQUEST_ROLES else last
     for item in _tool_call_items(reply, 0):
         made = openai_tool_call(item)
         if made is not None:
@@ -152,7 +158,11 @@ def _reply(output: Any) -> Any:
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
             return choices[0].get("message", choices[0])
         message = output.get("message")
-        if "role" not in output and isinstance(message, dict) and role_of(message) is not None:
+        if (
+            "role" not in output
+            and isinstance(message, dict)
+            and role_of(message) in ASSISTANT_ROLES
+        ):
             return message
     return output
 
@@ -201,10 +211,10 @@ def llm_output(span: Span) -> str | None:
 def run_input(span: Span) -> str | None:
     if span_type(span) is None:
         return None
-    found = _text(_parsed(span, INPUTS), USER_ROLES)
-    if found is not None and found[:2] == "{'":
-        return None  # the call's arguments as a Python dict's repr: no user's text
-    return found
+    value = _parsed(span, INPUTS)
+    if isinstance(value, str) and _KEYWORDS_REPR.fullmatch(value):
+        return None  # the call's keyword arguments as a Python dict's repr: no user's text
+    return _text(value, USER_ROLES)
 
 
 def run_output(span: Span) -> str | None:

@@ -471,3 +471,18 @@ def test_mlflow_arguments_rendered_as_a_python_repr_are_no_run_input() -> None:
     call = mlflow_span(2, "Model.achat", "CHAT_MODEL", 1, {"messages": [SYSTEM_BLOCKS, ASK_BLOCKS]},
                        {"message": {"role": "assistant", "content": "Hi."}})  # fmt: skip
     assert run(root, call).input == "Where is order 7?"  # (the model's request instead)
+
+
+def test_mlflow_replies_without_roles_and_user_text_like_a_repr_are_kept() -> None:
+    """A reply list whose items carry no role (DSPy's LM: ``[{"text", "tool_calls"}]``) is
+    still a reply; a user's question that starts like a dict's repr is still the input."""
+    asked = [{"text": None, "tool_calls": ASKING["additional_kwargs"]["tool_calls"]}]
+    question = "{'a': 1} -- why is this not valid JSON?"
+    trajectory = run(
+        mlflow_span(1, "Program", "AGENT", 0, {"messages": [{"role": "user", "content": question}]},
+                    {}),
+        mlflow_span(2, "LM.__call__", "CHAT_MODEL", 1,
+                    {"messages": [{"role": "user", "content": question}]}, asked),
+    )  # fmt: skip
+    assert [call.name for call in trajectory.tool_calls] == ["lookup"]
+    assert trajectory.input == question
