@@ -31,9 +31,12 @@ from typing import Any, Final, NamedTuple
 from collector.core.records import Span
 from collector.normalize.conventions import chat_events, genai_events, traceloop
 from collector.normalize.messages import (
+    CALL_PART_KINDS,
     RequestedCall,
     message_list,
-    openai_tool_call,
+    openai_tool_calls,
+    part_call,
+    part_kind,
     requested,
     role_of,
     text_of,
@@ -41,7 +44,7 @@ from collector.normalize.messages import (
 )
 from collector.normalize.react import transcript_steps
 from collector.normalize.results import ToolResult, parse_result, result_of
-from collector.normalize.values import INVALID, as_list, event_attribute, parse_json, structured
+from collector.normalize.values import INVALID, event_attribute, parse_json, structured
 
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
@@ -151,10 +154,7 @@ def _message(item: dict[str, Any]) -> Message:
     role = role_of(item)
     calls: list[RequestedCall] = []
     answers: list[Answer] = []
-    for call in as_list(fields.get("tool_calls")) or ():
-        made = openai_tool_call(call)
-        if made is not None:
-            calls.append(made)
+    calls.extend(openai_tool_calls(fields.get("tool_calls")))
     for part in _parts(fields):
         _part(part, calls, answers)
     fields = _with_provider_fields(fields, calls)
@@ -172,10 +172,7 @@ def _with_provider_fields(fields: dict[str, Any], calls: list[RequestedCall]) ->
     if not isinstance(extra, dict):
         return fields
     if not calls and not fields.get("invalid_tool_calls"):  # (LangChain: calls it refused)
-        for call in as_list(extra.get("tool_calls")) or ():
-            made = openai_tool_call(call)
-            if made is not None:
-                calls.append(made)
+        calls.extend(openai_tool_calls(extra.get("tool_calls")))
     own_id = "tool_call_id" in fields
     if not own_id and role_of(fields) == "tool" and isinstance(extra.get("tool_call_id"), str):
         return {**fields, "tool_call_id": extra["tool_call_id"]}
@@ -205,13 +202,9 @@ def _tool_message(fields: dict[str, Any]) -> Answer:
 def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
     if not isinstance(part, dict):
         return
-    kind = part.get("type") or part.get("__class__") or part.get("block_type")
-    if kind in ("tool_call", "tool_use", "ToolCall", "tool-call"):
-        name = part.get("name") or part.get("tool_name")
-        arguments = part.get("arguments", part.get("input", part.get("args")))
-        if arguments is None:
-            arguments = part.get("tool_kwargs")  # (LlamaIndex's tool-call block)
-        made = requested(part.get("id") or part.get("tool_call_id"), name, arguments)
+    kind = part_kind(part)
+    if kind in CALL_PART_KINDS:
+        made = part_call(part)
         if made is not None:
             calls.append(made)
     elif kind == "tool_call_response":

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 from collector.normalize.reprs import looks_like_object_repr, object_repr
-from collector.normalize.values import INVALID, json_ready, parse_json
+from collector.normalize.values import INVALID, as_list, json_ready, parse_json
 
 USER_ROLES: Final = frozenset({"user", "human"})
 ASSISTANT_ROLES: Final = frozenset({"assistant", "ai", "model"})
@@ -36,6 +36,7 @@ class RequestedCall(NamedTuple):
 
 
 _tuple_new: Any = tuple.__new__
+CALL_PART_KINDS: Final = frozenset({"tool_call", "tool_use", "ToolCall", "tool-call"})
 
 
 def _lc_fields(message: dict[str, Any]) -> dict[str, Any]:
@@ -182,10 +183,7 @@ def genai_tool_calls(messages: Any) -> Iterator[RequestedCall]:
                 yield call
             continue
         if isinstance(message, dict) and isinstance(message.get("tool_calls"), list):
-            for item in message["tool_calls"]:  # a Chat Completions message in their place
-                call = openai_tool_call(item)
-                if call is not None:
-                    yield call
+            yield from openai_tool_calls(message["tool_calls"])  # (a Chat Completions message)
             continue
         parts = message.get("parts") if isinstance(message, dict) else None
         for part in parts if isinstance(parts, list) else ():
@@ -260,6 +258,34 @@ def flattened_calls(
         if made is not None:
             calls.append(made)
     return calls
+
+
+def openai_tool_calls(items: Any) -> list[RequestedCall]:
+    """The calls of an OpenAI-style ``tool_calls`` list (``openai_tool_call`` each); none
+    when ``items`` is no list."""
+    calls: list[RequestedCall] = []
+    for item in as_list(items) or ():
+        made = openai_tool_call(item)
+        if made is not None:
+            calls.append(made)
+    return calls
+
+
+def part_kind(part: dict[str, Any]) -> Any:
+    """A content part's or block's kind: ``type``, ``__class__`` (a dumped object) or
+    ``block_type`` (LlamaIndex's blocks)."""
+    return part.get("type") or part.get("__class__") or part.get("block_type")
+
+
+def part_call(part: dict[str, Any]) -> RequestedCall | None:
+    """The tool call a part of kind ``CALL_PART_KINDS`` records: the name under ``name``
+    or ``tool_name``, the arguments under ``arguments``, ``input``, ``args`` or
+    ``tool_kwargs`` (LlamaIndex), the id under ``id`` or ``tool_call_id``."""
+    name = part.get("name") or part.get("tool_name")
+    arguments = part.get("arguments", part.get("input", part.get("args")))
+    if arguments is None:
+        arguments = part.get("tool_kwargs")
+    return requested(part.get("id") or part.get("tool_call_id"), name, arguments)
 
 
 def openai_tool_call(call: Any) -> RequestedCall | None:

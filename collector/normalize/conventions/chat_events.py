@@ -27,13 +27,15 @@ from typing import Any, Final
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
+    CALL_PART_KINDS,
     USER_ROLES,
     RequestedCall,
     has_role,
     last_text,
     message_list,
-    openai_tool_call,
-    requested,
+    openai_tool_calls,
+    part_call,
+    part_kind,
     text_of,
 )
 from collector.normalize.roles import CHAT_EVENTS, Role
@@ -120,17 +122,11 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     calls: list[RequestedCall] = []
     blocks = reply.get("blocks")
     for block in blocks if isinstance(blocks, list) else ():
-        if isinstance(block, dict) and block.get("block_type") == "tool_call":
-            made = requested(block.get("tool_call_id"), block.get("tool_name"),
-                             block.get("tool_kwargs"))  # fmt: skip
+        if isinstance(block, dict) and part_kind(block) in CALL_PART_KINDS:
+            made = part_call(block)
             if made is not None:
                 calls.append(made)
-    if not calls:
-        for call in reply.get("tool_calls") or ():
-            made = openai_tool_call(call)
-            if made is not None:
-                calls.append(made)
-    return calls
+    return calls or openai_tool_calls(reply.get("tool_calls"))
 
 
 def model(span: Span) -> str | None:

@@ -38,7 +38,7 @@ from collector.normalize.messages import (
     USER_ROLES,
     RequestedCall,
     last_text,
-    openai_tool_call,
+    openai_tool_calls,
 )
 from collector.normalize.values import INVALID, json_ready, parse_json
 
@@ -166,12 +166,9 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     output = output_messages(span)
     if output is None:
         return None
-    calls = []
+    calls: list[RequestedCall] = []
     for message in output:
-        for call in message.get("tool_calls") or ():
-            made = openai_tool_call(call)
-            if made is not None:
-                calls.append(made)
+        calls.extend(openai_tool_calls(message.get("tool_calls")))
     return calls
 
 

@@ -33,7 +33,7 @@ from collector.normalize.messages import (
     RequestedCall,
     last_text,
     message_list,
-    openai_tool_call,
+    openai_tool_calls,
     role_of,
     text_of,
 )
@@ -113,12 +113,7 @@ def _parsed_or_text(span: Span, key: str) -> Any:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     if span.attributes.get(TYPE) != "generation":
         return None
-    calls: list[RequestedCall] = []
-    for item in _tool_call_items(_parsed(span, OUTPUT), 0):
-        made = openai_tool_call(item)
-        if made is not None:
-            calls.append(made)
-    return calls
+    return openai_tool_calls(_tool_call_items(_parsed(span, OUTPUT), 0))
 
 
 def _tool_call_items(value: Any, depth: int) -> list[Any]:

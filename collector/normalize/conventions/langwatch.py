@@ -24,11 +24,11 @@ from collector.normalize.messages import (
     RequestedCall,
     last_text,
     message_list,
-    openai_tool_call,
+    openai_tool_calls,
     role_of,
 )
 from collector.normalize.roles import LANGWATCH, Role
-from collector.normalize.values import INVALID, as_list, parse_json
+from collector.normalize.values import INVALID, parse_json
 
 NAME: Final = LANGWATCH
 SPAN_TYPE: Final = "langwatch.span.type"
@@ -121,10 +121,7 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     calls: list[RequestedCall] = []
     for message in message_list(_messages(span, OUTPUT)) or ():
         if role_of(message) in ASSISTANT_ROLES:
-            for call in as_list(message.get("tool_calls")) or ():
-                made = openai_tool_call(call)
-                if made is not None:
-                    calls.append(made)
+            calls.extend(openai_tool_calls(message.get("tool_calls")))
     return calls
 
 

@@ -31,7 +31,7 @@ from collector.normalize.messages import (
     RequestedCall,
     last_text,
     message_list,
-    openai_tool_call,
+    openai_tool_calls,
     role_of,
     text_of,
 )
@@ -136,17 +136,12 @@ def tool_name(span: Span) -> str | None:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     if not _is_model(span):
         return None
-    calls: list[RequestedCall] = []
     reply = _reply(_parsed(span, OUTPUTS))
     history = message_list(reply)
     if history:  # a message list ending in a request's message is a request, not a reply
         last = history[-1]
         reply = None if role_of(last) in _REQUEST_ROLES else last
-    for item in _tool_call_items(reply, 0):
-        made = openai_tool_call(item)
-        if made is not None:
-            calls.append(made)
-    return calls
+    return openai_tool_calls(_tool_call_items(reply, 0))
 
 
 def _reply(output: Any) -> Any:
