@@ -105,11 +105,6 @@ NOT_READ = {
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
-    "llamaindex-mlflow/multi_turn": "in turns 2 and 3 LlamaIndex's request preparation"
-    " (_prepare_chat_with_tools, which MLflow types as a model call) is not folded into the"
-    " call it prepares (its output is the prepared request, history and all): one model step"
-    " too many per round, and the turn's input is only the agent's arguments as a Python"
-    " repr (read as no input: an input gap)",
     "llamaindex-otel-native/tool_error": "LlamaIndex's own OTel handler records the refused"
     " refund's failure only on the span that ran it (FunctionTool.acall, status ERROR), which"
     " names the call only inside a Python repr cut at 200 characters"

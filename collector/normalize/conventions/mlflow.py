@@ -138,10 +138,16 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
         return None
     reply = _reply(_parsed(span, OUTPUTS))
     history = message_list(reply)
-    if history:  # a message list ending in a request's message is a request, not a reply
-        last = history[-1]
-        reply = None if role_of(last) in _REQUEST_ROLES else last
+    if history:
+        reply = None if _is_request(history) else history[-1]
     return openai_tool_calls(_tool_call_items(reply, 0))
+
+
+def _is_request(history: list[Any]) -> bool:
+    """A message list ending in a request's message is a request being prepared, not a
+    reply: it answers nothing and requests nothing, whatever assistant turns of earlier
+    rounds it holds."""
+    return role_of(history[-1]) in _REQUEST_ROLES
 
 
 def _reply(output: Any) -> Any:
@@ -200,7 +206,11 @@ def llm_input(span: Span) -> str | None:
 def llm_output(span: Span) -> str | None:
     if not _is_model(span):
         return None
-    return _text(_reply(_parsed(span, OUTPUTS)), ASSISTANT_ROLES)
+    reply = _reply(_parsed(span, OUTPUTS))
+    history = message_list(reply)
+    if history and _is_request(history):
+        return None  # (the last answer of an earlier round is not this call's reply)
+    return _text(reply, ASSISTANT_ROLES)
 
 
 def run_input(span: Span) -> str | None:
