@@ -8,8 +8,9 @@ naming the gap, and the setting that records it, instead of running it.
 Gap names: ``tool_args``, ``tool_results``, ``input``, ``output``, ``session_id``,
 ``content`` (model messages not captured), ``tool_calls`` (tools ran, their results
 were sent to the model, but no tool span and no model request records the calls),
-``duplicate_instrumentation`` (two layers recorded one call and were merged:
-informational, never needed).
+``tool_timings`` (a tool call rebuilt from the model's messages that no span ran:
+its duration is unknown), ``duplicate_instrumentation`` (two layers recorded one
+call and were merged: informational, never needed).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SESSION_ID = "session_id"
 CONTENT = "content"
 DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
 TOOL_CALLS = "tool_calls"
+TOOL_TIMINGS = "tool_timings"
 
 GAP_ERROR = "TrajectoryGap"
 _WHAT = {
@@ -37,6 +39,7 @@ _WHAT = {
     SESSION_ID: "a session id",
     CONTENT: "model message content",
     TOOL_CALLS: "the tool calls that ran (their names, arguments and order)",
+    TOOL_TIMINGS: "how long each tool call took",
 }
 _CONTENT_SETTING = (
     "enable message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
@@ -85,6 +88,11 @@ _TOOL_CALLS = (
     "replies (its requests) are not recorded either: instrument the tools' execution (a "
     "tool span per call), or record the model's replies (docs/instrument-your-agent.md)"
 )
+_TOOL_TIMINGS = (
+    "a tool call was rebuilt from the model's messages and no span ran it, so its duration "
+    "is unknown: instrument the tools' execution (a tool span per call; "
+    "docs/instrument-your-agent.md)"
+)
 _DUPLICATE = (
     "informational: two instrumentation layers recorded the same calls, merged into one "
     "step each; instrument one layer only to avoid the double cost"
@@ -120,6 +128,8 @@ def setting_for(
         return _DUPLICATE
     if gap == TOOL_CALLS:
         return _TOOL_CALLS
+    if gap == TOOL_TIMINGS:
+        return _TOOL_TIMINGS
     if content_recorded and gap in (INPUT, OUTPUT):
         return _NOT_WHERE_READ.format(what=_WHAT[gap])
     found = _CONTENT_SETTING

@@ -27,6 +27,9 @@ DUPLICATE_INSTRUMENTATION: Final = "duplicate_instrumentation"
 # Tools ran (a model call was sent their results) that no step and no model request
 # records: which, with what arguments and in what order is unknown.
 TOOL_CALLS: Final = "tool_calls"
+# A tool call was rebuilt from the model's messages and no span ran it: when it started
+# and how long it took is unknown (its step's duration is 0).
+TOOL_TIMINGS: Final = "tool_timings"
 
 
 def gaps_of(
@@ -42,13 +45,15 @@ def gaps_of(
     """The gaps, in a fixed order. ``content_recorded``: some model call carried its
     messages; ``layers_merged``: two instrumentation layers recorded one call;
     ``tools_unrecorded``: tools ran that no step records (``rebuilt.answered_unrecorded``).
+    ``tool_timings`` is a gap when an executed tool step has no span (rebuilt from the
+    model's messages: its duration is unknown, not 0).
 
     ``tool_results`` needs a call that succeeded (a failed call's error is no evidence
     that results are recorded, a result recorded on any call is); ``content`` is a gap
     when model calls recorded no messages, and in a run without model-call spans when
     nothing recorded any text (no input, answer, arguments or results)."""
     found: list[str] = [TOOL_CALLS] if tools_unrecorded else []
-    tools = succeeded = llms = False
+    tools = succeeded = llms = untimed = False
     args = results = False  # some executed tool step recorded arguments / a result
     for step in steps:
         if step.kind is kinds.TOOL and step.executed:
@@ -56,6 +61,7 @@ def gaps_of(
             args = args or _recorded(step[_ARGS])
             results = results or _recorded(step[_RESULT])
             succeeded = succeeded or step.error is None
+            untimed = untimed or not step.span_id
         elif step.kind is kinds.LLM:
             llms = True
     if tools and not args:
@@ -70,6 +76,8 @@ def gaps_of(
         found.append(SESSION_ID)
     if not content_recorded and (llms or (tools and not (args or results))):
         found.append(CONTENT)
+    if untimed:
+        found.append(TOOL_TIMINGS)
     if layers_merged:
         found.append(DUPLICATE_INSTRUMENTATION)
     return tuple(found)

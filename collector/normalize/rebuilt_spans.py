@@ -4,10 +4,12 @@ A call rebuilt from a later model call's history (``rebuilt``: no tool span ran 
 has no span of its own: it sits at its requesting call's end, with no duration, so a
 per-tool latency limit could never fail. A framework that traces with spans of its own
 (a state machine's span per action, a generic ``tracer("<name>")`` around each call)
-often still wraps the execution in a span named after the tool, with nothing any
-convention reads. Such a span is the call's when it can be no other's: no convention
-recognised it, no model or tool call runs below it, its name is the call's name, and
-it runs between the requesting model call's end and the next model call's start. The
+often still wraps the execution in a span named after the tool, or labelled by its
+kind and naming the tool in a ``name`` attribute (a "Function: {name}" template), with
+nothing any convention reads. Such a span is the call's when it can be no other's: no
+convention recognised it, no model or tool call runs below it, its name (or ``name``)
+is the call's name, and it runs between the requesting model call's end and the next
+model call's start. The
 step keeps everything the messages gave it and takes the span's id, start and
 duration, and its failure when it records one (rule 65: the span's own record of the
 failure, as a tool span's, before the text the model was shown; not when a span of the
@@ -38,8 +40,12 @@ from collector.normalize.step_records import (
     with_fields,
 )
 from collector.normalize.tree import SpanTree
+from collector.normalize.values import quoted_text
 from evaluators.trajectory import Step
 
+# The attribute a span names what it ran by when its own name is a label (Logfire's
+# "Function: {name}" template; MLflow's tool spans record it too).
+_NAME: Final = "name"
 # How many same-named spans in a call's window are looked at: parallel calls of one
 # tool are a handful; the bound keeps hostile traces (thousands alike) linear.
 _MAX_LOOKED: Final = 64
@@ -60,8 +66,10 @@ def timed_by_spans(
     spans = tree.spans
     candidates: dict[str, list[int]] = {}
     for i, span in enumerate(spans):
-        if span.name in names and roles[i] is Role.OTHER and not families[i]:
-            candidates.setdefault(span.name, []).append(i)
+        if roles[i] is Role.OTHER and not families[i]:
+            name = _call_name(span, names)
+            if name is not None:
+                candidates.setdefault(name, []).append(i)
     if not candidates:
         return steps
     starts: dict[str, list[int]] = {}
@@ -93,6 +101,15 @@ def timed_by_spans(
         if all(j in taken for j in window):  # (a span left over may be a retried attempt)
             timed[k] = _with_failure(timed[k], spans[i])
     return tuple(timed)
+
+
+def _call_name(span: Span, names: set[str]) -> str | None:
+    """The call ``span`` names: its own name, or its ``name`` attribute when its own
+    name is a label of the span's kind (a template, "Function: {name}")."""
+    if span.name in names:
+        return span.name
+    named = quoted_text(span.attributes.get(_NAME))
+    return named if named in names else None
 
 
 def _window(

@@ -21,7 +21,7 @@ from evaluators.call_identity import PAIRWISE_LIMIT as PAIRWISE_LIMIT  # noqa: P
 from evaluators.call_identity import call_identities
 from evaluators.call_identity import call_key as call_key  # noqa: PLC0414
 from evaluators.call_identity import surely_different as surely_different  # noqa: PLC0414
-from evaluators.gaps import TOOL_CALLS, tool_calls_of
+from evaluators.gaps import TOOL_CALLS, TOOL_TIMINGS, tool_calls_of
 from evaluators.matching import bare_name
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, Trajectory
@@ -226,6 +226,9 @@ class LatencyCriteria(Criteria):
         return self.per_step if found is None else found
 
 
+_TIMINGS = frozenset({TOOL_TIMINGS})
+
+
 class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):
     """True if the run, and each step of ``step_kinds``, finished within its limit."""
 
@@ -235,10 +238,13 @@ class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):
     description = __doc__ or ""
 
     def needs(self, criteria: LatencyCriteria) -> frozenset[str]:
-        """The steps' timings when a step limit is set (the run's latency is recorded)."""
+        """The steps' timings when a step limit is set (the run's latency is recorded):
+        the tool calls, and their durations (a call rebuilt from the model's messages
+        that no span ran has none; its 0 s is no evidence of speed)."""
         if criteria.per_step is None and not criteria.tools:
             return frozenset()
-        return tool_calls_of(self.config.step_kinds)
+        needed = tool_calls_of(self.config.step_kinds)
+        return needed | _TIMINGS if needed else needed
 
     def evaluate(self, trajectory: Trajectory, criteria: LatencyCriteria) -> BooleanResult:
         slow = [

@@ -154,3 +154,19 @@ def test_tool_calls_are_needed_only_where_the_step_kinds_count_tools() -> None:
     tools = build_spec({"id": "t", "reference": {"trajectory": [{"tool": "refund"}]},
                         "evaluators": ["tool_args_match"]})  # fmt: skip
     assert "tool_calls" in tools.bound[0].evaluator.needs(tools.bound[0].criteria)
+
+
+def test_an_untimed_tool_call_leaves_step_limits_without_a_verdict() -> None:
+    """A call rebuilt from the model's messages has no duration (its 0 s is no evidence):
+    step limits answer the gap; the run's own limit, and every other check, still judge."""
+    trajectory = (
+        TrajectoryBuilder("refund 9").llm().tool("refund", {"invoice_id": 9}, duration_s=0.0)
+        .llm().output("done").gaps("tool_timings").build()
+    )  # fmt: skip
+    with EvaluationRunner() as runner:
+        found = {o.item or o.evaluator: o for o in runner.run(trajectory, TOOL_JUDGES.bound)}
+    assert found["per_step"].passed is None
+    assert found["per_step"].result.details["gaps"] == ["tool_timings"]  # type: ignore[attr-defined]
+    assert "instrument the tools' execution" in found["per_step"].result.explanation  # type: ignore[attr-defined]
+    others = [o for name, o in found.items() if name != "per_step"]
+    assert len(others) == 14 and all(getattr(o.result, "error", None) is None for o in others)

@@ -24,7 +24,8 @@ def mlflow_span(  # noqa: PLR0917 - the span's fields, in the order a tree reads
 
 
 def said(role: str, words: str) -> dict[str, Any]:
-    return {"role": role, "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": words}]}
+    blocks = [{"block_type": "text", "text": words}]
+    return {"role": role, "additional_kwargs": {}, "blocks": blocks}
 
 
 def test_mlflow_a_prepared_request_holding_an_earlier_answer_answers_nothing() -> None:
@@ -54,3 +55,66 @@ def test_mlflow_a_reply_list_ending_in_the_answer_is_still_the_reply() -> None:
                     conversation),
     )  # fmt: skip
     assert trajectory.output == "It shipped."
+
+
+# A tool call rebuilt from the model's messages that no span ran has no timing.
+
+LOOKUP = {"name": "lookup", "arguments": '{"order": 7}'}
+CALLING = {"role": "assistant", "content": None,
+           "tool_calls": [{"id": "c1", "type": "function", "function": LOOKUP}]}  # fmt: skip
+ANSWERED = {"role": "tool", "tool_call_id": "c1", "content": "shipped"}
+
+
+def genai_chat(n: int, request: list[Any], reply: dict[str, Any]) -> Span:
+    return span(n, "chat m", {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+        "gen_ai.input.messages": json.dumps(request),
+        "gen_ai.output.messages": json.dumps([reply])}, parent=1)  # fmt: skip
+
+
+def test_a_call_no_span_ran_is_a_tool_timings_gap() -> None:
+    ask = {"role": "user", "content": "Where is order 7?"}
+    done = {"role": "assistant", "content": "It shipped."}
+    untimed = run(
+        span(1, "invoke_agent support", {"gen_ai.operation.name": "invoke_agent"}),
+        genai_chat(2, [ask], CALLING),
+        genai_chat(3, [ask, CALLING, ANSWERED], done),
+    )
+    (call,) = untimed.tool_calls
+    assert (call.name, call.span_id, call.duration_s) == ("lookup", "", 0.0)
+    assert "tool_timings" in untimed.gaps
+    timed = run(
+        span(1, "invoke_agent support", {"gen_ai.operation.name": "invoke_agent"}),
+        genai_chat(2, [ask], CALLING),
+        span(4, "execute_tool lookup", {"gen_ai.operation.name": "execute_tool",
+                                        "gen_ai.tool.name": "lookup",
+                                        "gen_ai.tool.call.id": "c1"}, parent=1),
+        genai_chat(3, [ask, CALLING, ANSWERED], done),
+    )  # fmt: skip
+    assert timed.tool_calls[0].span_id and "tool_timings" not in timed.gaps
+
+
+def test_a_span_labelled_by_its_kind_that_names_the_tool_times_the_call() -> None:
+    """Rule 47, a span whose own name is a label ("Function: {name}", a template) and
+    whose ``name`` attribute names the call: the call's span, as one named after it."""
+    ask = {"role": "user", "content": "Where is order 7?"}
+    done = {"role": "assistant", "content": "It shipped."}
+
+    def turn(label_names: str) -> list[Span]:
+        return [
+            span(1, "invoke_agent support", {"gen_ai.operation.name": "invoke_agent"}),
+            genai_chat(2, [ask], CALLING),
+            span(5, "Function: {name}", {"name": label_names}, parent=1, start=2_500, end=2_900),
+            genai_chat(3, [ask, CALLING, ANSWERED], done),
+        ]
+
+    genai_times = {2: (1_000, 2_000), 3: (3_000, 4_000)}
+    spans = [s._replace(start_unix_nano=genai_times[n][0], end_unix_nano=genai_times[n][1])
+             if (n := int.from_bytes(s.span_id, "big")) in genai_times else s
+             for s in turn("lookup")]  # fmt: skip
+    (call,) = run(*spans).tool_calls
+    assert (call.span_id, call.duration_s) == (span(5, "x").span_id.hex(), 400e-9)
+    other = [s._replace(attributes={"name": "refund"}) if s.name.startswith("Function") else s
+             for s in spans]  # fmt: skip
+    (call,) = run(*other).tool_calls
+    assert call.span_id == ""  # (a span naming another tool is not this call's)
