@@ -36,8 +36,16 @@ SESSION_PER_TURN = frozenset({"ag2-otel"})
 # "agentops"; Laminar's is the script's path, whatever framework it traces): the example
 # specs, which match the music store by service, are given to them matching by the
 # agent's name instead (``specs_by_agent``), as a user of that SDK would write them.
+# traceAI's ``register()`` builds its resource without any ``service.name`` (its project
+# keys only; ``OTEL_SERVICE_NAME`` is not read): the service is always unknown.
 SERVICE_FIXED_BY_SDK = frozenset(
-    {"agentops-manual", "openai-agents-laminar", "langgraph-laminar", "openai-client-laminar"}
+    {
+        "agentops-manual",
+        "openai-agents-laminar",
+        "langgraph-laminar",
+        "openai-client-laminar",
+        "openai-agents-traceai",
+    }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
 # recorded (Laminar's ``@observe`` on a plain loop names only the span). Read right (the
@@ -119,6 +127,14 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "openai-agents-traceai": "traceAI marks its spans only with its own gen_ai.span.kind"
+    " (AGENT/CHAIN/LLM/TOOL, no gen_ai.operation.name) and writes the model's messages"
+    " flattened, one attribute per field (gen_ai.input.messages.<i>.message.role,"
+    " gen_ai.output.messages.<i>.message.tool_calls.<j>.tool_call.function.arguments):"
+    " rule 65 reads only a JSON message list under the whole gen_ai.input/output.messages"
+    " key, and the decoder keeps neither the kind nor the flattened keys, so no span gets a"
+    " role and every trace is skipped as no agent run (input and answer are read from the"
+    " root's input.value/output.value, the session from session.id)",
 }
 
 
