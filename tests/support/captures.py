@@ -119,6 +119,13 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "haystack-langfuse": "langfuse-haystack names each tool span 'tool - <tool>' and records"
+    " the tool's name only as JSON-quoted Langfuse metadata"
+    " (langfuse.observation.metadata.haystack.tool.name = '\"refund\"'), with no call id on"
+    " the span: the executed call is read as a tool named 'tool - refund' with no id, which"
+    " joins none of the calls the generation spans requested (named 'refund', with ids), so"
+    " every call reads twice: once executed under the wrong name, once requested and never"
+    " executed",
 }
 
 
