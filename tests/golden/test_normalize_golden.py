@@ -145,6 +145,7 @@ CAPTURED = {
     "openai-client-laminar",
     "llamaindex-mlflow",
     "openai-agents-traceai",
+    "haystack-langfuse",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
