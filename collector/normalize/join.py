@@ -101,7 +101,7 @@ def join(ordered: Sequence[ToolDraft | LlmCall]) -> dict[int, Joined]:
         elif item.call_id is not None and item.call_id in by_id:
             joined[id(item)] = Joined()  # a second execution under an id already joined
         else:
-            hit = _best(item, reversed(seen)) or _best(item, reversed(llms))
+            hit = _best(item, seen[::-1]) or _best(item, llms[::-1])
             joined[id(item)] = _take(*hit) if hit is not None else Joined()
     return joined
 
@@ -126,7 +126,7 @@ def _take(llm: LlmCall, k: int) -> Joined:
     return Joined(llm, llm.calls[k])
 
 
-def _best(tool: ToolDraft, llms: Iterable[LlmCall]) -> tuple[LlmCall, int] | None:
+def _best(tool: ToolDraft, llms: Sequence[LlmCall]) -> tuple[LlmCall, int] | None:
     fallback = None
     for llm in llms:
         for k, call in enumerate(llm.calls):
@@ -136,7 +136,32 @@ def _best(tool: ToolDraft, llms: Iterable[LlmCall]) -> tuple[LlmCall, int] | Non
                 return llm, k
             if fallback is None:
                 fallback = (llm, k)
-    return fallback
+    return fallback or _labelled(tool, llms)
+
+
+def _labelled(tool: ToolDraft, llms: Sequence[LlmCall]) -> tuple[LlmCall, int] | None:
+    """The request a tool span runs when its name is the tool's name behind a label
+    (``tool - refund``, ``Tool: refund``) and it got exactly the arguments asked for:
+    both, since a wrapper may share a tool's name or its arguments, not both. The draft
+    takes the request's name (its own is the label's)."""
+    for llm in llms:
+        for k, call in enumerate(llm.calls):
+            if (
+                not llm.matched[k]
+                and _ends_with_name(tool.name, call.name)
+                and same_arguments(tool.arguments, call.args)
+            ):
+                tool.name = call.name
+                return llm, k
+    return None
+
+
+def _ends_with_name(label: str, name: str) -> bool:
+    """Whether ``label`` ends in ``name`` as a word of its own (not ``my_refund``)."""
+    if not name or len(label) <= len(name) or not label.endswith(name):
+        return False
+    before = label[-len(name) - 1]
+    return not (before.isalnum() or before == "_")
 
 
 def same_arguments(arguments: Arguments, requested: Any) -> bool:

@@ -135,13 +135,6 @@ NOT_READ = {
     " key, and the decoder keeps neither the kind nor the flattened keys, so no span gets a"
     " role and every trace is skipped as no agent run (input and answer are read from the"
     " root's input.value/output.value, the session from session.id)",
-    "haystack-langfuse": "langfuse-haystack names each tool span 'tool - <tool>' and records"
-    " the tool's name only as JSON-quoted Langfuse metadata"
-    " (langfuse.observation.metadata.haystack.tool.name = '\"refund\"'), with no call id on"
-    " the span: the executed call is read as a tool named 'tool - refund' with no id, which"
-    " joins none of the calls the generation spans requested (named 'refund', with ids), so"
-    " every call reads twice: once executed under the wrong name, once requested and never"
-    " executed",
 }
 
 

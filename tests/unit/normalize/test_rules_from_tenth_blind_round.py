@@ -118,3 +118,44 @@ def test_a_span_labelled_by_its_kind_that_names_the_tool_times_the_call() -> Non
              for s in spans]  # fmt: skip
     (call,) = run(*other).tool_calls
     assert call.span_id == ""  # (a span naming another tool is not this call's)
+
+
+# A tool span named after the tool behind a label, with no call id (langfuse-haystack's
+# "tool - <tool>").
+
+
+def labelled_tool_run(tool_name: str, arguments: str) -> list[Span]:
+    ask = {"role": "user", "content": "Where is order 7?"}
+    done = {"role": "assistant", "content": "It shipped."}
+    return [
+        span(1, "invoke_agent support", {"gen_ai.operation.name": "invoke_agent"}),
+        genai_chat(2, [ask], CALLING),
+        span(5, tool_name, {"gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.call.arguments": arguments,
+                            "gen_ai.tool.call.result": "shipped"}, parent=1),
+        genai_chat(3, [ask, CALLING, ANSWERED], done),
+    ]  # fmt: skip
+
+
+def test_a_tool_span_named_by_a_label_and_the_tool_runs_the_call_it_got_the_arguments_of() -> None:
+    (call,) = run(*labelled_tool_run("tool - lookup", '{"order": 7}')).tool_calls
+    assert (call.name, call.call_id, call.executed, call.span_id) == (
+        "lookup",
+        "c1",
+        True,
+        span(5, "x").span_id.hex(),
+    )
+
+
+def test_a_label_without_the_arguments_or_a_longer_name_is_another_call() -> None:
+    """A wrapper may share the tool's name or its arguments, not both; ``my_lookup`` is
+    another tool: the span stays a call of its own, and the requested call is the one the
+    model's history answered (rebuilt, no span)."""
+    for name, arguments in (
+        ("tool - lookup", '{"order": 8}'),
+        ("tool - my_lookup", '{"order": 7}'),
+    ):
+        calls = {c.name: c for c in run(*labelled_tool_run(name, arguments)).tool_calls}
+        assert set(calls) == {name, "lookup"}, name
+        assert calls[name].call_id is None and calls["lookup"].call_id == "c1", name
+        assert calls["lookup"].span_id == "", name
