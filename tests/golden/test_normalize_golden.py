@@ -146,6 +146,7 @@ CAPTURED = {
     "llamaindex-mlflow",
     "openai-agents-traceai",
     "haystack-langfuse",
+    "strands-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
