@@ -147,6 +147,7 @@ CAPTURED = {
     "openai-agents-traceai",
     "haystack-langfuse",
     "strands-openinference",
+    "openai-agents-js-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
