@@ -119,6 +119,11 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "mirascope-otel/multi_turn": "Mirascope's ops.session(id=...) records the conversation"
+    " only as mirascope.ops.session.id (on every @ops.trace span and Response.resume span of"
+    " the turn, the root included; the GenAI chat spans carry none), a key no rule reads: the"
+    " three turns have no session (normalization.mappings session_id:"
+    " mirascope.ops.session.id reads it)",
 }
 
 
