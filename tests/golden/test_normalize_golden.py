@@ -148,6 +148,7 @@ CAPTURED = {
     "haystack-langfuse",
     "strands-openinference",
     "openai-agents-js-openinference",
+    "mirascope-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -187,6 +188,9 @@ AGENT_NAME_NOT_RECORDED = {
     # (``FunctionAgent.run``); the name is only a field (``current_agent_name``) of the run's
     # output object and of the workflow steps' inputs, as with OpenInference
     "llamaindex-mlflow",
+    # Mirascope's @ops.trace: the agent is only the name (and ``mirascope.fn.qualname``) of
+    # the function the user decorated, as every traced function's (the tools' too)
+    "mirascope-otel",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -135,6 +135,11 @@ NOT_READ = {
     " key, and the decoder keeps neither the kind nor the flattened keys, so no span gets a"
     " role and every trace is skipped as no agent run (input and answer are read from the"
     " root's input.value/output.value, the session from session.id)",
+    "mirascope-otel/multi_turn": "Mirascope's ops.session(id=...) records the conversation"
+    " only as mirascope.ops.session.id (on every @ops.trace span and Response.resume span of"
+    " the turn, the root included; the GenAI chat spans carry none), a key no rule reads: the"
+    " three turns have no session (normalization.mappings session_id:"
+    " mirascope.ops.session.id reads it)",
 }
 
 
