@@ -144,6 +144,7 @@ CAPTURED = {
     "langgraph-laminar",
     "openai-client-laminar",
     "llamaindex-mlflow",
+    "agno-traceloop",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
