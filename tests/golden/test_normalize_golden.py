@@ -149,6 +149,7 @@ CAPTURED = {
     "strands-openinference",
     "openai-agents-js-openinference",
     "mirascope-otel",
+    "agno-traceloop",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
