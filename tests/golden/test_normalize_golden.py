@@ -144,6 +144,8 @@ CAPTURED = {
     "langgraph-laminar",
     "openai-client-laminar",
     "llamaindex-mlflow",
+    "openai-client-elastic",
+    "openai-client-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -183,6 +185,10 @@ AGENT_NAME_NOT_RECORDED = {
     # (``FunctionAgent.run``); the name is only a field (``current_agent_name``) of the run's
     # output object and of the workflow steps' inputs, as with OpenInference
     "llamaindex-mlflow",
+    # client-only instrumentations (Elastic's EDOT OpenAI, OpenInference's OpenAI) under the
+    # application's own turn span: the agent is only that plain span's name (no attributes)
+    "openai-client-elastic",
+    "openai-client-openinference",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
