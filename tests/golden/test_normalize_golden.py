@@ -150,6 +150,8 @@ CAPTURED = {
     "openai-agents-js-openinference",
     "mirascope-otel",
     "agno-traceloop",
+    "openai-client-elastic",
+    "openai-client-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -192,6 +194,10 @@ AGENT_NAME_NOT_RECORDED = {
     # Mirascope's @ops.trace: the agent is only the name (and ``mirascope.fn.qualname``) of
     # the function the user decorated, as every traced function's (the tools' too)
     "mirascope-otel",
+    # client-only instrumentations (Elastic's EDOT OpenAI, OpenInference's OpenAI) under the
+    # application's own turn span: the agent is only that plain span's name (no attributes)
+    "openai-client-elastic",
+    "openai-client-openinference",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
