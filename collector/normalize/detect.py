@@ -52,7 +52,7 @@ def classify(span: Span, mappings: Mappings | None) -> tuple[Role, str]:
     operation = attributes.get(genai.OPERATION)
     if operation == "execute_tool":
         return genai.tool_role(span) or Role.TOOL, _genai_family(span)
-    oi_kind = attributes.get(openinference.SPAN_KIND)
+    oi_kind = openinference.span_kind(attributes)
     if oi_kind == "TOOL":
         return Role.TOOL, openinference.NAME
     tl_kind = attributes.get(traceloop.SPAN_KIND)

@@ -127,14 +127,6 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
-    "openai-agents-traceai": "traceAI marks its spans only with its own gen_ai.span.kind"
-    " (AGENT/CHAIN/LLM/TOOL, no gen_ai.operation.name) and writes the model's messages"
-    " flattened, one attribute per field (gen_ai.input.messages.<i>.message.role,"
-    " gen_ai.output.messages.<i>.message.tool_calls.<j>.tool_call.function.arguments):"
-    " rule 65 reads only a JSON message list under the whole gen_ai.input/output.messages"
-    " key, and the decoder keeps neither the kind nor the flattened keys, so no span gets a"
-    " role and every trace is skipped as no agent run (input and answer are read from the"
-    " root's input.value/output.value, the session from session.id)",
     "mirascope-otel/multi_turn": "Mirascope's ops.session(id=...) records the conversation"
     " only as mirascope.ops.session.id (on every @ops.trace span and Response.resume span of"
     " the turn, the root included; the GenAI chat spans carry none), a key no rule reads: the"

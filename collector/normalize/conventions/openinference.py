@@ -32,6 +32,16 @@ from collector.normalize.values import INVALID, parse_json, text
 
 NAME: Final = "openinference"
 SPAN_KIND: Final = "openinference.span.kind"
+# OpenInference's vocabulary under GenAI names (Future AGI's traceAI, its "fi"
+# convention: OpenInference's processors with the keys renamed): the span kind, and the
+# flattened message families. Read only where OpenInference's own keys are absent.
+GENAI_SPAN_KIND: Final = "gen_ai.span.kind"
+GENAI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages."
+GENAI_INPUT_MESSAGES: Final = "gen_ai.input.messages."
+_KINDS: Final = frozenset(
+    {"LLM", "TOOL", "AGENT", "CHAIN", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL",
+     "EVALUATOR", "PROMPT", "UNKNOWN"}
+)  # fmt: skip
 TOOL_NAME: Final = "tool.name"
 TOOL_IDS: Final = ("tool.id", "tool_call.id")  # in the spec; no instrumentor we ran emits them
 TOOL_PARAMETERS: Final = "tool.parameters"  # JSON schema of the tool (single-parameter binding)
@@ -52,6 +62,7 @@ CREWAI_TASK_DESCRIPTION: Final = "crewai.task.description"  # the same, as OpenL
 
 KEYS: Final[tuple[str, ...]] = (
     SPAN_KIND,
+    GENAI_SPAN_KIND,
     TOOL_NAME,
     *TOOL_IDS,
     TOOL_PARAMETERS,
@@ -73,6 +84,8 @@ _FIRST_MESSAGES: Final = 4
 PREFIXES: Final[tuple[str, ...]] = (
     OUTPUT_MESSAGES,
     *(f"{INPUT_MESSAGES}{i}.message." for i in range(_FIRST_MESSAGES)),
+    GENAI_OUTPUT_MESSAGES,
+    *(f"{GENAI_INPUT_MESSAGES}{i}.message." for i in range(_FIRST_MESSAGES + 1)),
 )
 
 _ROLES: Final = {"LLM": Role.LLM, "AGENT": Role.AGENT}
@@ -89,8 +102,18 @@ _CREWAI_CHAT_HISTORY: Final = (
 )
 
 
+def span_kind(attributes: Mapping[str, AttrValue]) -> AttrValue:
+    """The OpenInference span kind: ``openinference.span.kind``, else ``gen_ai.span.kind``
+    when it holds a kind of OpenInference's vocabulary (None: neither)."""
+    kind = attributes.get(SPAN_KIND)
+    if kind is not None:
+        return kind
+    renamed = attributes.get(GENAI_SPAN_KIND)
+    return renamed if isinstance(renamed, str) and renamed in _KINDS else None
+
+
 def classify(span: Span) -> Role | None:
-    kind = span.attributes.get(SPAN_KIND)
+    kind = span_kind(span.attributes)
     if not isinstance(kind, str):
         return None
     if kind == "CHAIN":
@@ -146,13 +169,24 @@ def _has_message(attributes: Mapping[str, AttrValue], message: str) -> bool:
     )
 
 
+def _reply_family(attributes: Mapping[str, AttrValue]) -> str | None:
+    """Where the reply's flattened messages are: OpenInference's key family, else the
+    same layout under ``gen_ai.output.messages.`` (None: neither holds a message)."""
+    if _has_message(attributes, OUTPUT_MESSAGES + "0.message."):
+        return OUTPUT_MESSAGES
+    if _has_message(attributes, GENAI_OUTPUT_MESSAGES + "0.message."):
+        return GENAI_OUTPUT_MESSAGES
+    return None
+
+
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     attributes = span.attributes
-    if not _has_message(attributes, OUTPUT_MESSAGES + "0.message."):
+    family = _reply_family(attributes)
+    if family is None:
         return _output_value_calls(span)
     calls: list[RequestedCall] = []
     for i in range(_MAX_INDEX):
-        message = f"{OUTPUT_MESSAGES}{i}.message."
+        message = f"{family}{i}.message."
         if not _has_message(attributes, message):
             break
         calls += flattened_calls(
@@ -173,7 +207,7 @@ def _output_value_calls(span: Span) -> list[RequestedCall] | None:
     """
     attributes = span.attributes
     raw = attributes.get(OUTPUT_VALUE)
-    if not isinstance(raw, str) or raw[:1] != "[" or attributes.get(SPAN_KIND) != "LLM":
+    if not isinstance(raw, str) or raw[:1] != "[" or span_kind(attributes) != "LLM":
         return None
     items = parse_json(raw)
     if not isinstance(items, list) or not items:
@@ -198,9 +232,12 @@ def llm_output(span: Span) -> str | None:
     """The last assistant message's text: ``content``, else its text ``contents`` items
     (how OpenInference flattens a reply made of content blocks, e.g. Anthropic's)."""
     attributes = span.attributes
+    family = _reply_family(attributes)
+    if family is None:
+        return None
     found = None
     for i in range(_MAX_INDEX):
-        message = f"{OUTPUT_MESSAGES}{i}.message."
+        message = f"{family}{i}.message."
         role = attributes.get(message + "role")
         content = text(attributes.get(message + "content")) or _contents_text(attributes, message)
         if role is None and content is None:
@@ -232,10 +269,17 @@ def llm_input(span: Span) -> str | None:
 
 
 def _first_user_message(attributes: Mapping[str, AttrValue]) -> str | None:
-    for i in range(_FIRST_MESSAGES):
-        message = f"{INPUT_MESSAGES}{i}.message."
+    found = _first_user_message_in(attributes, INPUT_MESSAGES)
+    return found if found is not None else _first_user_message_in(attributes, GENAI_INPUT_MESSAGES)
+
+
+def _first_user_message_in(attributes: Mapping[str, AttrValue], family: str) -> str | None:
+    for i in range(_FIRST_MESSAGES + 1):
+        message = f"{family}{i}.message."
         role = attributes.get(message + "role")
         if role is None:
+            if i == 0:
+                continue  # (1-based: traceAI's index 0 is the system prompt, if echoed)
             return None
         if isinstance(role, str) and role in USER_ROLES:
             return text(attributes.get(message + "content")) or _contents_text(attributes, message)

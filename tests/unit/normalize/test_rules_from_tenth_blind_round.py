@@ -159,3 +159,53 @@ def test_a_label_without_the_arguments_or_a_longer_name_is_another_call() -> Non
         assert set(calls) == {name, "lookup"}, name
         assert calls[name].call_id is None and calls["lookup"].call_id == "c1", name
         assert calls["lookup"].span_id == "", name
+
+
+# OpenInference's vocabulary under GenAI names (traceAI's "fi" convention): the kind in
+# gen_ai.span.kind, the messages flattened under gen_ai.input/output.messages.<i>.
+
+
+def fi_span(n: int, name: str, kind: str, parent: int, **attributes: Any) -> Span:
+    return span(n, name, {"gen_ai.span.kind": kind, **attributes}, parent=parent)
+
+
+def fi_turn(kind_of_agent: str = "AGENT") -> list[Span]:
+    asked = "gen_ai.input.messages.1.message."
+    called = "gen_ai.output.messages.0.message.tool_calls.0.tool_call."
+    return [
+        fi_span(1, "support", kind_of_agent, 0, **{"graph.node.id": "support"}),
+        fi_span(2, "response", "LLM", 1, **{
+            asked + "role": "user", asked + "content": "Where is order 7?",
+            "gen_ai.output.messages.0.message.role": "assistant",
+            called + "id": "c1", called + "function.name": "lookup",
+            called + "function.arguments": '{"order": 7}', "gen_ai.request.model": "m"}),
+        fi_span(3, "lookup", "TOOL", 1, **{"gen_ai.tool.name": "lookup",
+                                            "input.value": '{"order": 7}',
+                                            "output.value": "shipped"}),
+        fi_span(4, "response", "LLM", 1, **{
+            asked + "role": "user", asked + "content": "Where is order 7?",
+            "gen_ai.output.messages.0.message.role": "assistant",
+            "gen_ai.output.messages.0.message.contents.0.message_content.type": "text",
+            "gen_ai.output.messages.0.message.contents.0.message_content.text": "It shipped.",
+            "gen_ai.request.model": "m"}),
+    ]  # fmt: skip
+
+
+def test_openinference_attributes_under_genai_names_are_read() -> None:
+    trajectory = run(*fi_turn())
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    (call,) = trajectory.tool_calls
+    assert (call.name, call.call_id, call.args, call.result) == ("lookup", "c1", {"order": 7},
+                                                                  "shipped")  # fmt: skip
+    assert (trajectory.agent, trajectory.input, trajectory.output) == (
+        "support",
+        "Where is order 7?",
+        "It shipped.",
+    )
+
+
+def test_a_genai_span_kind_outside_openinferences_vocabulary_types_nothing() -> None:
+    spans = [
+        s._replace(attributes={**s.attributes, "gen_ai.span.kind": "client"}) for s in fi_turn()
+    ]
+    assert run(*spans).steps == ()
