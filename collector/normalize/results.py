@@ -17,7 +17,9 @@ that type) is unwrapped to ``response``, with ``id`` as the call id; inside it, 
 
 A record of the whole call (LlamaIndex's ``ToolOutput``: ``tool_name``, ``raw_input``,
 ``raw_output``, ``is_error`` and the text ``blocks`` the model was shown) is unwrapped
-to ``raw_output``, what the tool returned.
+to ``raw_output``, what the tool returned; a record of its execution (``status``,
+``result``, ``error``: Agno's ``FunctionExecutionResult``) to ``result``, or to its
+``error`` when the status says it failed.
 
 Errors are reported inside results in many textual forms besides ``"status":
 "error"``: an object whose only field is ``error`` (OpenAI-style tool messages,
@@ -58,6 +60,9 @@ _FUNCTION_RESPONSE_KEYS: Final = frozenset(
     {"id", "name", "response", "will_continue", "scheduling", "parts"}
 )
 _ERROR_MESSAGE_KEYS: Final = ("error_message", "error", "message")
+# An execution record's status (``_execution_record``).
+_SUCCESS_WORDS: Final = frozenset({"success", "succeeded", "ok", "completed"})
+_FAILURE_WORDS: Final = frozenset({"failure", "failed", "error"})
 _ERROR_FLAGS: Final = ("is_error", "isError", "error")
 _CONTENT_KEYS: Final = ("content", "result", "text", "output")
 _TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "annotations"})
@@ -140,6 +145,10 @@ def result_of(obj: Any) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
+    if isinstance(obj, dict) and "result" in obj and "status" in obj:
+        record = _execution_record(obj)
+        if record is not None:
+            return record
     if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
     if isinstance(obj, list):
@@ -186,6 +195,25 @@ def _nested_call_record(obj: dict[str, Any]) -> ToolResult | None:
         if isinstance(call_id, str) and call_id:
             return ToolResult(inner.value, call_id, inner.error)
     return inner
+
+
+def _execution_record(obj: dict[str, Any]) -> ToolResult | None:
+    """A record of the execution around the tool's return value: ``status``, ``result``
+    and ``error`` fields, the status a word of success or failure (Agno's
+    ``FunctionExecutionResult``, JSON-RPC-like envelopes). Success: what the tool
+    returned, ``result``. Failure: the error's message, with whatever ``result`` holds."""
+    if "error" not in obj:
+        return None
+    status, error = obj["status"], obj["error"]
+    if not isinstance(status, str):
+        return None
+    status = status.lower()
+    if status in _SUCCESS_WORDS and error in (None, "", False):
+        return result_of(obj["result"])
+    if status in _FAILURE_WORDS:
+        message = error if isinstance(error, str) and error else "error"
+        return ToolResult(obj["result"], None, message)
+    return None
 
 
 def _flagged_error(obj: Any) -> ToolResult | None:

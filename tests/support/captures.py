@@ -132,14 +132,6 @@ NOT_READ = {
     " the turn, the root included; the GenAI chat spans carry none), a key no rule reads: the"
     " three turns have no session (normalization.mappings session_id:"
     " mirascope.ops.session.id reads it)",
-    "agno-traceloop": "OpenLLMetry's Agno instrumentation records a tool span's output as"
-    " str() of Agno's FunctionExecutionResult (traceloop.entity.output = \"status='success'"
-    ' result={...} error=None updated_session_state=None images=None ..."), read as a'
-    " dict of those fields: every result is that envelope, not the tool's return value"
-    " (which is its 'result' field, and what the next model call was sent for the same"
-    " call id); and the refused refund's span has status OK, its failure only inside the"
-    " envelope (status='failure', error='RefundWindowExpired: ...'), so tool_error reads"
-    " it as an ordinary result",
 }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from support.span_kit import run, span
 
 from collector.core.records import Span
+from collector.normalize.results import ToolResult, parse_result
 from evaluators.trajectory import StepKind
 
 # MLflow's LlamaIndex autolog, a later turn of a conversation: the request being prepared
@@ -209,3 +210,23 @@ def test_a_genai_span_kind_outside_openinferences_vocabulary_types_nothing() -> 
         s._replace(attributes={**s.attributes, "gen_ai.span.kind": "client"}) for s in fi_turn()
     ]
     assert run(*spans).steps == ()
+
+
+# A record of the tool's execution around its return value (Agno's FunctionExecutionResult,
+# recorded as its str(): a pydantic field repr).
+
+
+def test_an_execution_record_is_unwrapped_to_what_the_tool_returned_or_its_failure() -> None:
+    ok = "status='success' result={'order': 7, 'state': 'shipped'} error=None images=None"
+    assert parse_result(ok) == ToolResult({"order": 7, "state": "shipped"}, None, None)
+    failed = "status='failure' result=None error='WindowExpired: too late' images=None"
+    assert parse_result(failed) == ToolResult(None, None, "WindowExpired: too late")
+    as_json = json.dumps({"status": "failed", "result": None, "error": None})
+    assert parse_result(as_json).error == "error"
+
+
+def test_a_status_and_result_without_an_execution_records_shape_are_the_result() -> None:
+    for value in ({"status": "shipped", "result": 7, "error": None},  # (not a success word)
+                  {"status": "success", "result": 7},  # (no error field)
+                  {"status": "success", "result": 7, "error": "partial"}):  # fmt: skip
+        assert parse_result(json.dumps(value)).value == value, value
