@@ -56,8 +56,10 @@ UNSELECTABLE = frozenset({"openai-client-laminar"})
 # or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
 # docs/instrument-your-agent.md gives each): Logfire records the OpenAI Agents SDK's
 # conversation as a bare ``group_id``; Laminar's OpenAI Agents turns name their agent, and
-# its association properties hold the session. The label tests read these with the mapping.
+# its association properties hold the session; Mirascope's ``ops.session`` writes it under
+# its own namespace. The label tests read these with the mapping.
 USER_MAPPINGS: dict[str, dict[str, str]] = {
+    "mirascope-otel": {"session_id": "mirascope.ops.session.id"},
     "openai-agents-logfire": {"session_id": "group_id"},
     "openai-agents-handoff-logfire": {"session_id": "group_id"},
     "llamaindex-otel-native": {"session_id": "llamaindex.session_id"},
@@ -127,11 +129,6 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
-    "mirascope-otel/multi_turn": "Mirascope's ops.session(id=...) records the conversation"
-    " only as mirascope.ops.session.id (on every @ops.trace span and Response.resume span of"
-    " the turn, the root included; the GenAI chat spans carry none), a key no rule reads: the"
-    " three turns have no session (normalization.mappings session_id:"
-    " mirascope.ops.session.id reads it)",
 }
 
 
