@@ -271,6 +271,18 @@ def openai_tool_calls(items: Any) -> list[RequestedCall]:
     return calls
 
 
+def block_calls(blocks: Any) -> list[RequestedCall]:
+    """The calls a message's content blocks record (a block of a kind in
+    ``CALL_PART_KINDS``, ``part_call``); none when ``blocks`` is no list."""
+    calls: list[RequestedCall] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        if isinstance(block, dict) and part_kind(block) in CALL_PART_KINDS:
+            made = part_call(block)
+            if made is not None:
+                calls.append(made)
+    return calls
+
+
 def part_kind(part: dict[str, Any]) -> Any:
     """A content part's or block's kind: ``type``, ``__class__`` (a dumped object) or
     ``block_type`` (LlamaIndex's blocks)."""

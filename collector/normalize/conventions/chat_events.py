@@ -27,15 +27,13 @@ from typing import Any, Final
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
-    CALL_PART_KINDS,
     USER_ROLES,
     RequestedCall,
+    block_calls,
     has_role,
     last_text,
     message_list,
     openai_tool_calls,
-    part_call,
-    part_kind,
     text_of,
 )
 from collector.normalize.roles import CHAT_EVENTS, Role
@@ -119,14 +117,7 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     reply = _reply(span) if span.events else None
     if reply is None:
         return None
-    calls: list[RequestedCall] = []
-    blocks = reply.get("blocks")
-    for block in blocks if isinstance(blocks, list) else ():
-        if isinstance(block, dict) and part_kind(block) in CALL_PART_KINDS:
-            made = part_call(block)
-            if made is not None:
-                calls.append(made)
-    return calls or openai_tool_calls(reply.get("tool_calls"))
+    return block_calls(reply.get("blocks")) or openai_tool_calls(reply.get("tool_calls"))
 
 
 def model(span: Span) -> str | None:

@@ -29,6 +29,7 @@ from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
+    block_calls,
     last_text,
     message_list,
     openai_tool_calls,
@@ -140,7 +141,10 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     history = message_list(reply)
     if history:
         reply = None if _is_request(history) else history[-1]
-    return openai_tool_calls(_tool_call_items(reply, 0))
+    found = openai_tool_calls(_tool_call_items(reply, 0))
+    if not found and isinstance(reply, dict):
+        return block_calls(reply.get("blocks"))  # (LlamaIndex: the call only as a block)
+    return found
 
 
 def _is_request(history: list[Any]) -> bool:

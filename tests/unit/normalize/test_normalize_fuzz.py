@@ -52,6 +52,9 @@ ODD_VALUES: list[AttrValue] = [
     "tool_call",
     '{"input_str": 5, "inputs": [], "kwargs": "x"}',
     '{"langgraph_node": 5}',
+    '{"status": "failed", "result": [1], "error": {"x": 1}}',
+    '{"status": "ok", "result": {"status": "error", "result": null, "error": []}, "error": null}',
+    "status='success' result=None error=None",
 ]
 ODD_KEYS = [
     "gen_ai.operation.name",
@@ -67,6 +70,10 @@ ODD_KEYS = [
     "gen_ai.tool.definitions",
     "tool.parameters",
     "session.id",
+    "gen_ai.span.kind",
+    "gen_ai.output.messages.0.message.tool_calls.0.tool_call.function.name",
+    "gen_ai.input.messages.1.message.role",
+    "name",
 ]
 MARKERS: list[AttrValue] = [
     "execute_tool",

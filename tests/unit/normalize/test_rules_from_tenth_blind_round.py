@@ -230,3 +230,19 @@ def test_a_status_and_result_without_an_execution_records_shape_are_the_result()
                   {"status": "success", "result": 7},  # (no error field)
                   {"status": "success", "result": 7, "error": "partial"}):  # fmt: skip
         assert parse_result(json.dumps(value)).value == value, value
+
+
+def test_mlflow_a_reply_recording_its_call_only_as_a_block_requests_it() -> None:
+    """LlamaIndex's ``ChatMessage`` may hold a requested call only as a ``tool_call`` block
+    (not in ``additional_kwargs`` or the provider's raw answer)."""
+    block = {"block_type": "tool_call", "tool_call_id": "c1", "tool_name": "lookup",
+             "tool_kwargs": {"order": 7}}  # fmt: skip
+    asking = {"role": "assistant", "additional_kwargs": {}, "blocks": [block]}
+    trajectory = run(
+        mlflow_span(1, "Agent.run", "AGENT", 0, {"user_msg": "Where is order 7?"}, {}),
+        mlflow_span(2, "Model.achat", "CHAT_MODEL", 1, {"messages": [said("user", "Where?")]},
+                    {"message": asking, "raw": {}}),
+    )  # fmt: skip
+    (call,) = trajectory.tool_calls
+    assert (call.name, call.call_id, call.args, call.executed) == ("lookup", "c1", {"order": 7},
+                                                                    False)  # fmt: skip
