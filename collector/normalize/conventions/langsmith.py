@@ -72,8 +72,9 @@ def _is_graph_node(span: Span) -> bool:
 
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     value = span.attributes.get(COMPLETION)
-    if value is None or span.attributes.get(SPAN_KIND) not in _ROLES:
-        return None
+    kind = span.attributes.get(SPAN_KIND)
+    if value is None or not isinstance(kind, str) or kind not in _ROLES:
+        return None  # (a kind of another type, a list or a map, is no kind: unhashable too)
     parsed = structured(value)
     calls: list[RequestedCall] = []
     for item in _tool_call_items(parsed, 0):

@@ -65,7 +65,8 @@ def classify(span: Span) -> Role | None:
     if isinstance(kind, str):
         return _ROLES.get(kind, Role.OTHER)
     for key in LEGACY_REQUEST_TYPES:
-        if attributes.get(key) in _LEGACY_LLM_TYPES:
+        request_type = attributes.get(key)
+        if isinstance(request_type, str) and request_type in _LEGACY_LLM_TYPES:
             return Role.LLM
     return None
 

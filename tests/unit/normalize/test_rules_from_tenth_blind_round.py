@@ -246,3 +246,24 @@ def test_mlflow_a_reply_recording_its_call_only_as_a_block_requests_it() -> None
     (call,) = trajectory.tool_calls
     assert (call.name, call.call_id, call.args, call.executed) == ("lookup", "c1", {"order": 7},
                                                                     False)  # fmt: skip
+
+
+def test_a_kind_written_as_a_map_types_nothing_and_never_raises() -> None:
+    """(Found by the fuzz test: a map value is unhashable, and a set lookup of it raised
+    out of ``normalize``.)"""
+    odd = {"k": "v"}
+    spans = [
+        span(1, "turn"),
+        span(
+            2,
+            "chat m",
+            {
+                "gen_ai.operation.name": "chat",
+                "langsmith.span.kind": odd,
+                "gen_ai.completion": "[]",
+            },
+            parent=1,
+        ),  # type: ignore[dict-item]
+        span(3, "y", {"llm.request.type": odd}, parent=1),  # type: ignore[dict-item]
+    ]
+    assert [step.kind for step in run(*spans).steps] == [StepKind.LLM]
