@@ -153,6 +153,7 @@ CAPTURED = {
     "openai-client-elastic",
     "openai-client-openinference",
     "openai-js-traceloop",
+    "openai-agents-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

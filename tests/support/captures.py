@@ -45,6 +45,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "langgraph-laminar",
         "openai-client-laminar",
         "openai-agents-traceai",
+        "openai-agents-agentops",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -129,6 +130,13 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "openai-agents-agentops": "AgentOps' OpenAI Agents SDK exporter writes a tool-calling"
+    " reply only as gen_ai.completion.<i>.tool_calls.<j>.{id,name,arguments} (no"
+    " gen_ai.completion.<i>.role or .content), which the flattened-completion reader does not"
+    " take for a reply: no requested call, so no call id and no arguments reach the executed"
+    " tools, whose own spans hold them as tool.parameters (arguments JSON) and tool.result"
+    " (neither read); the refused refund's message is in error.message and an exception event"
+    " on a span with status OK, and only its error.type placeholder 'AgentError' is read",
 }
 
 
