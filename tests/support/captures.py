@@ -129,6 +129,12 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "openai-client-logfire/multi_turn": "Logfire's set_baggage(session_id=...) writes the"
+    " conversation as a bare session_id on every span of the turn, a key no rule reads; and"
+    " Logfire's default scrubbing replaces it with \"[Scrubbed due to 'session']\" on its own"
+    " spans (the turn's root and the tool spans, listed in logfire.scrubbed), leaving the id"
+    " only on the Chat Completion spans (scope logfire.openai, not scrubbed): no session is"
+    " read, and the mapping session_id: session_id reads the placeholder from the root",
 }
 
 
