@@ -154,6 +154,7 @@ CAPTURED = {
     "openai-client-openinference",
     "openai-js-traceloop",
     "openai-agents-agentops",
+    "openai-client-logfire",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -200,6 +201,9 @@ AGENT_NAME_NOT_RECORDED = {
     # application's own turn span: the agent is only that plain span's name (no attributes)
     "openai-client-elastic",
     "openai-client-openinference",
+    # Logfire's instrument_openai under the application's ``logfire.span`` per turn: the
+    # agent is only that span's name (and its ``logfire.msg``), no agent key
+    "openai-client-logfire",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
