@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Final
 
 from collector.decode.common import AttributeSelector
-from collector.normalize import errors, evidence, named_agents, retries
+from collector.normalize import errors, evidence, named_agents, rebuilt_spans, retries
 from collector.normalize.conventions import FAMILIES
 
 ATTRIBUTE_SELECTOR: Final = AttributeSelector(
     keys=[key for family in FAMILIES for key in family.KEYS]
-    + [*errors.KEYS, *retries.KEYS, *named_agents.KEYS],
+    + [*errors.KEYS, *retries.KEYS, *named_agents.KEYS, *rebuilt_spans.KEYS],
     prefixes=[prefix for family in FAMILIES for prefix in family.PREFIXES],
     suffixes=evidence.SUFFIXES,
 )

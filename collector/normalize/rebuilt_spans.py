@@ -6,7 +6,8 @@ per-tool latency limit could never fail. A framework that traces with spans of i
 (a state machine's span per action, a generic ``tracer("<name>")`` around each call)
 often still wraps the execution in a span named after the tool, or labelled by its
 kind and naming the tool in a ``name`` attribute (a "Function: {name}" template), with
-nothing any convention reads. Such a span is the call's when it can be no other's: no
+nothing any convention reads (or naming the function it ran in the OpenTelemetry code
+attributes, ``code.function``). Such a span is the call's when it can be no other's: no
 convention recognised it, no model or tool call runs below it, its name (or ``name``)
 is the call's name, and it runs between the requesting model call's end and the next
 model call's start. The
@@ -46,6 +47,10 @@ from evaluators.trajectory import Step
 # The attribute a span names what it ran by when its own name is a label (Logfire's
 # "Function: {name}" template; MLflow's tool spans record it too).
 _NAME: Final = "name"
+# The function a span ran, by the OpenTelemetry code attributes (the current key first;
+# Logfire's ``@logfire.instrument`` writes the older one, "Calling __main__.<tool>").
+_CODE_FUNCTION: Final = ("code.function.name", "code.function")
+KEYS: Final[tuple[str, ...]] = (_NAME, *_CODE_FUNCTION)
 # How many same-named spans in a call's window are looked at: parallel calls of one
 # tool are a handful; the bound keeps hostile traces (thousands alike) linear.
 _MAX_LOOKED: Final = 64
@@ -104,12 +109,22 @@ def timed_by_spans(
 
 
 def _call_name(span: Span, names: set[str]) -> str | None:
-    """The call ``span`` names: its own name, or its ``name`` attribute when its own
-    name is a label of the span's kind (a template, "Function: {name}")."""
+    """The call ``span`` names: its own name, or, when its own name is a label of the
+    span's kind (a template, "Function: {name}", "Calling module.function"), its ``name``
+    attribute or the function the OpenTelemetry code attributes say it ran (the last
+    dotted part of ``code.function.name`` / ``code.function``)."""
     if span.name in names:
         return span.name
-    named = quoted_text(span.attributes.get(_NAME))
-    return named if named in names else None
+    attributes = span.attributes
+    named = quoted_text(attributes.get(_NAME))
+    if named in names:
+        return named
+    for key in _CODE_FUNCTION:
+        function = attributes.get(key)
+        if isinstance(function, str) and function:
+            bare = function.rsplit(".", 1)[-1]
+            return bare if bare in names else None
+    return None
 
 
 def _window(

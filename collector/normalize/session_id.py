@@ -8,7 +8,10 @@ Precedence (by key, whichever span holds it): the user's mapping →
 ``sessionId``, ``thread_id``, ``threadId``, ``conversation_id``, ``conversationId`` in
 that order (``values.SESSION_LEAVES``) → OpenInference ``metadata`` JSON
 (``session_id|conversation_id|thread_id``), parsed only if nothing else matched. A
-value written as the text ``null`` / ``None`` is no id.
+value written as the text ``null`` / ``None`` is no id, nor is a bracketed one: a
+redaction's placeholder (Logfire scrubs a ``session_id`` on its own spans to
+``[Scrubbed due to 'session']`` and leaves it on the model client's), so the next span
+holding the key is asked.
 
 Caveats users see: pydantic-ai always sets a (random) conversation id; LangGraph
 copies its thread id into ``session.id`` even for one-shot runs.
@@ -61,7 +64,7 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
         attributes = span.attributes
         for candidate in range(rank):  # only keys that would beat what we have
             found = scalar_text(attributes.get(keys[candidate]))
-            if found is not None and found not in _ABSENT:
+            if found is not None and found not in _ABSENT and not _placeholder(found):
                 best, rank = found, candidate
                 break
         if rank == 0:
@@ -73,6 +76,14 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
         if found is not None:
             return found
     return None
+
+
+def _placeholder(value: str) -> bool:
+    """A value standing in for a hidden one (``[REDACTED]``, ``<scrubbed>``): no id."""
+    return len(value) > 1 and value[0] in "[<" and value[-1] == _CLOSING.get(value[0])
+
+
+_CLOSING: Final = {"[": "]", "<": ">"}
 
 
 def session_key(trace: Trace, mappings: Mappings | None = None) -> tuple[str, str | None]:

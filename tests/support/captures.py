@@ -60,6 +60,7 @@ UNSELECTABLE = frozenset({"openai-client-laminar"})
 # its association properties hold the session; Mirascope's ``ops.session`` writes it under
 # its own namespace. The label tests read these with the mapping.
 USER_MAPPINGS: dict[str, dict[str, str]] = {
+    "openai-client-logfire": {"session_id": "session_id"},
     "mirascope-otel": {"session_id": "mirascope.ops.session.id"},
     "openai-agents-logfire": {"session_id": "group_id"},
     "openai-agents-handoff-logfire": {"session_id": "group_id"},
@@ -137,12 +138,6 @@ NOT_READ = {
     " tools, whose own spans hold them as tool.parameters (arguments JSON) and tool.result"
     " (neither read); the refused refund's message is in error.message and an exception event"
     " on a span with status OK, and only its error.type placeholder 'AgentError' is read",
-    "openai-client-logfire/multi_turn": "Logfire's set_baggage(session_id=...) writes the"
-    " conversation as a bare session_id on every span of the turn, a key no rule reads; and"
-    " Logfire's default scrubbing replaces it with \"[Scrubbed due to 'session']\" on its own"
-    " spans (the turn's root and the tool spans, listed in logfire.scrubbed), leaving the id"
-    " only on the Chat Completion spans (scope logfire.openai, not scrubbed): no session is"
-    " read, and the mapping session_id: session_id reads the placeholder from the root",
 }
 
 

@@ -267,3 +267,36 @@ def test_a_kind_written_as_a_map_types_nothing_and_never_raises() -> None:
         span(3, "y", {"llm.request.type": odd}, parent=1),  # type: ignore[dict-item]
     ]
     assert [step.kind for step in run(*spans).steps] == [StepKind.LLM]
+
+
+def test_a_span_that_ran_the_tools_function_by_the_code_attributes_times_the_call() -> None:
+    """Rule 47: "Calling module.lookup", ``code.function`` = ``lookup`` (Logfire's
+    ``@logfire.instrument``); a function of another name is another span's."""
+    ask = {"role": "user", "content": "Where is order 7?"}
+    done = {"role": "assistant", "content": "It shipped."}
+    times = {2: (1_000, 2_000), 3: (3_000, 4_000)}
+
+    def turn(function: str) -> list[Span]:
+        spans = [
+            span(1, "invoke_agent support", {"gen_ai.operation.name": "invoke_agent"}),
+            genai_chat(2, [ask], CALLING),
+            span(5, "Calling app.lookup", {"code.function": function}, parent=1,
+                 start=2_500, end=2_900),
+            genai_chat(3, [ask, CALLING, ANSWERED], done),
+        ]  # fmt: skip
+        return [s._replace(start_unix_nano=times[n][0], end_unix_nano=times[n][1])
+                if (n := int.from_bytes(s.span_id, "big")) in times else s
+                for s in spans]  # fmt: skip
+
+    (call,) = run(*turn("app.lookup")).tool_calls
+    assert call.span_id == span(5, "x").span_id.hex()
+    (call,) = run(*turn("refund")).tool_calls
+    assert call.span_id == ""
+
+
+def test_a_redaction_placeholder_is_no_session_id_and_the_next_span_is_asked() -> None:
+    scrubbed = {"session.id": "[Scrubbed due to 'session']"}
+    chat = {"gen_ai.operation.name": "chat", "session.id": "s-1"}
+    spans = [span(1, "turn", scrubbed), span(2, "chat m", chat, parent=1)]
+    assert run(*spans).session_id == "s-1"
+    assert run(span(1, "turn", {"session.id": "<redacted>"})).session_id is None
