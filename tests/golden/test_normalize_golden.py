@@ -155,6 +155,7 @@ CAPTURED = {
     "openai-js-traceloop",
     "openai-agents-agentops",
     "openai-client-logfire",
+    "crewai-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -27,6 +27,7 @@ SESSION_NOT_RECORDED = frozenset(
         "openai-agents-handoff-mlflow",
         "mlflow-manual",
         "llamaindex-mlflow",
+        "crewai-mlflow",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
@@ -138,6 +139,14 @@ NOT_READ = {
     " tools, whose own spans hold them as tool.parameters (arguments JSON) and tool.result"
     " (neither read); the refused refund's message is in error.message and an exception event"
     " on a span with status OK, and only its error.type placeholder 'AgentError' is read",
+    "crewai-mlflow": "MLflow's CrewAI autolog records no model span (CrewAI's native"
+    " provider is no crewai.LLM) and no tool span (its tool patch is on the deprecated"
+    " CrewAgentExecutor, not the default AgentExecutor): the calls, call ids, arguments,"
+    " results and the refused refund exist only as the run's finished transcript, an"
+    " OpenAI-shaped message list in the Task.execute_sync (CHAIN) span's output"
+    " (mlflow.spanOutputs.messages, and the root's tasks_output[].messages), which no rule"
+    " reads when the run has no model call; no step is read, and the input neither (the"
+    " root's input is the kickoff's template variables, {inputs: {customer_message}})",
 }
 
 
