@@ -27,6 +27,7 @@ SESSION_NOT_RECORDED = frozenset(
         "openai-agents-handoff-mlflow",
         "mlflow-manual",
         "llamaindex-mlflow",
+        "smolagents-mlflow",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
@@ -129,6 +130,13 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
+    "smolagents-mlflow": "MLflow's smolagents autolog records no tool name (every tool span is"
+    " SimpleTool.__call__, named after the class; the name attributes it means to write are"
+    " dropped) and no model call (it patches Model.__call__, which smolagents 1.26 never"
+    " calls): the calls read as 'SimpleTool' with their arguments still in the"
+    " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
+    " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
+    " (its bare name attribute) are not read",
 }
 
 
