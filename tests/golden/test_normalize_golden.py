@@ -156,6 +156,7 @@ CAPTURED = {
     "openai-agents-agentops",
     "openai-client-logfire",
     "crewai-mlflow",
+    "smolagents-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -248,6 +249,9 @@ CALL_IDS_NOT_RECORDED = {
     # LangWatch's LangChain callback: the model's replies keep no calls and the tool spans
     # no ids (they are only in the input of LangGraph's ``tools`` node span, not read)
     "langgraph-langwatch",
+    # MLflow's smolagents autolog records no model call (it patches ``Model.__call__``,
+    # which smolagents 1.26 never calls) and tool spans without ids
+    "smolagents-mlflow",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.

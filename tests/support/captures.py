@@ -28,6 +28,7 @@ SESSION_NOT_RECORDED = frozenset(
         "mlflow-manual",
         "llamaindex-mlflow",
         "crewai-mlflow",
+        "smolagents-mlflow",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
@@ -147,6 +148,13 @@ NOT_READ = {
     " (mlflow.spanOutputs.messages, and the root's tasks_output[].messages), which no rule"
     " reads when the run has no model call; no step is read, and the input neither (the"
     " root's input is the kickoff's template variables, {inputs: {customer_message}})",
+    "smolagents-mlflow": "MLflow's smolagents autolog records no tool name (every tool span is"
+    " SimpleTool.__call__, named after the class; the name attributes it means to write are"
+    " dropped) and no model call (it patches Model.__call__, which smolagents 1.26 never"
+    " calls): the calls read as 'SimpleTool' with their arguments still in the"
+    " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
+    " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
+    " (its bare name attribute) are not read",
 }
 
 
