@@ -17,12 +17,15 @@ from collector.normalize.values import text
 from evaluators.trajectory import Step
 
 ERROR_TYPE: Final = "error.type"
+# The error's message beside its type (the OpenTelemetry attribute registry's
+# ``error.message``; AgentOps writes both on a failed tool span, status OK).
+ERROR_MESSAGE: Final = "error.message"
 TOOL_STATUS: Final = "gen_ai.tool.status"  # Strands
 # Langfuse's own error record (``level`` ERROR with ``status_message``): its JS SDK v4
 # sets only these on a failed observation, not the span status (its Python SDK sets both).
 LEVEL: Final = "langfuse.observation.level"
 LEVEL_MESSAGE: Final = "langfuse.observation.status_message"
-KEYS: Final[tuple[str, ...]] = (ERROR_TYPE, TOOL_STATUS, LEVEL, LEVEL_MESSAGE)
+KEYS: Final[tuple[str, ...]] = (ERROR_TYPE, ERROR_MESSAGE, TOOL_STATUS, LEVEL, LEVEL_MESSAGE)
 EXCEPTION_EVENT: Final = "exception"
 GENERIC: Final = "error"  # the error of a failure recorded without a message
 # Plain ints: enum member lookups cost ~0.1 µs in 3.11.
@@ -86,7 +89,7 @@ def span_error(span: Span) -> str | None:
     attributes = span.attributes
     error_type = attributes.get(ERROR_TYPE)
     if isinstance(error_type, str) and error_type:
-        return error_type
+        return text(attributes.get(ERROR_MESSAGE)) or error_type
     level = attributes.get(LEVEL)  # (``is None`` first: comparing None to text is slower)
     if level is not None and level == "ERROR":
         return text(attributes.get(LEVEL_MESSAGE)) or GENERIC

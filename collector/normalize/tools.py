@@ -75,6 +75,7 @@ RESULT_KEYS: Final = (
     mlflow.OUTPUTS,
     genkit.OUTPUT,
     agentops.TOOL_OUTPUT,
+    agentops.TOOL_RESULT,
 )
 _NAME_PREFIXES: Final = ("execute_tool ",)
 _MAX_EXPLANATION: Final = 2000  # characters of output that may stand for a failed call's error

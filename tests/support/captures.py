@@ -133,13 +133,6 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
-    "openai-agents-agentops": "AgentOps' OpenAI Agents SDK exporter writes a tool-calling"
-    " reply only as gen_ai.completion.<i>.tool_calls.<j>.{id,name,arguments} (no"
-    " gen_ai.completion.<i>.role or .content), which the flattened-completion reader does not"
-    " take for a reply: no requested call, so no call id and no arguments reach the executed"
-    " tools, whose own spans hold them as tool.parameters (arguments JSON) and tool.result"
-    " (neither read); the refused refund's message is in error.message and an exception event"
-    " on a span with status OK, and only its error.type placeholder 'AgentError' is read",
     "crewai-mlflow": "MLflow's CrewAI autolog records no model span (CrewAI's native"
     " provider is no crewai.LLM) and no tool span (its tool patch is on the deprecated"
     " CrewAgentExecutor, not the default AgentExecutor): the calls, call ids, arguments,"

@@ -30,9 +30,20 @@ SPAN_KIND: Final = "agentops.span.kind"
 OPERATION_NAME: Final = "operation.name"  # the decorated function's, class's or given name
 TOOL_INPUT: Final = "agentops.tool.input"
 TOOL_OUTPUT: Final = "agentops.tool.output"
+# Its OpenAI Agents SDK integration's tool spans: the return value as JSON (beside the
+# arguments as ``tool.parameters``, a key OpenInference uses for the tool's schema, so
+# not read: the model's request gives them).
+TOOL_RESULT: Final = "tool.result"
 SESSION_KEYS: Final[tuple[str, ...]] = session_keys("trace.metadata.")
 
-KEYS: Final[tuple[str, ...]] = (SPAN_KIND, OPERATION_NAME, TOOL_INPUT, TOOL_OUTPUT, *SESSION_KEYS)
+KEYS: Final[tuple[str, ...]] = (
+    SPAN_KIND,
+    OPERATION_NAME,
+    TOOL_INPUT,
+    TOOL_OUTPUT,
+    TOOL_RESULT,
+    *SESSION_KEYS,
+)
 PREFIXES: Final[tuple[str, ...]] = ()
 
 _ROLES: Final = {

@@ -78,19 +78,28 @@ def node_name(span: Span) -> str | None:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     """Legacy flattened ``gen_ai.completion.N.tool_calls.M.*`` requested calls."""
     attributes = span.attributes
-    if LEGACY_COMPLETION + "0.role" not in attributes and (
-        LEGACY_COMPLETION + "0.content" not in attributes
-    ):
+    if not _completion_at(attributes, LEGACY_COMPLETION + "0."):
         return None
     calls: list[RequestedCall] = []
     for i in range(_MAX_INDEX):
         prefix = f"{LEGACY_COMPLETION}{i}."
-        if prefix + "role" not in attributes and prefix + "content" not in attributes:
+        if not _completion_at(attributes, prefix):
             break
         calls += flattened_calls(
             attributes, f"{prefix}tool_calls.", "", "name", "arguments", limit=_MAX_INDEX
         )
     return calls
+
+
+def _completion_at(attributes: Mapping[str, AttrValue], prefix: str) -> bool:
+    """Whether a flattened completion is at ``prefix``: a role, a content, or only the
+    calls it requests (AgentOps' OpenAI Agents integration writes a Responses-API
+    ``function_call`` item so: only the assistant requests calls)."""
+    return (
+        prefix + "role" in attributes
+        or prefix + "content" in attributes
+        or prefix + "tool_calls.0.name" in attributes
+    )
 
 
 def llm_input(span: Span) -> str | None:

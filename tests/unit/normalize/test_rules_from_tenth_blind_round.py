@@ -300,3 +300,38 @@ def test_a_redaction_placeholder_is_no_session_id_and_the_next_span_is_asked() -
     spans = [span(1, "turn", scrubbed), span(2, "chat m", chat, parent=1)]
     assert run(*spans).session_id == "s-1"
     assert run(span(1, "turn", {"session.id": "<redacted>"})).session_id is None
+
+
+# AgentOps' OpenAI Agents SDK integration: a Responses-API function_call item flattened as
+# a completion with only its calls; the tool's result as tool.result; a failed tool's
+# error.type beside error.message, status OK.
+
+
+def agentops_turn(tool_attributes: dict[str, Any]) -> list[Span]:
+    called = "gen_ai.completion.0.tool_calls.0."
+    return [
+        span(1, "support.agent", {"agentops.span.kind": "agent", "agent.name": "support"}),
+        span(2, "response", {"agentops.span.kind": "llm", "gen_ai.request.type": "chat",
+                             "gen_ai.prompt.0.role": "user",
+                             "gen_ai.prompt.0.content": "Where is order 7?",
+                             called + "id": "fc_1", called + "name": "lookup",
+                             called + "arguments": '{"order": 7}'}, parent=1),
+        span(3, "lookup", {"agentops.span.kind": "tool", "tool.name": "lookup",
+                           **tool_attributes}, parent=1),
+        span(4, "response", {"agentops.span.kind": "llm", "gen_ai.request.type": "chat",
+                             "gen_ai.completion.0.role": "assistant",
+                             "gen_ai.completion.0.content": "It shipped."}, parent=1),
+    ]  # fmt: skip
+
+
+def test_a_flattened_completion_holding_only_calls_requests_them() -> None:
+    (call,) = run(*agentops_turn({"tool.result": '{"state": "shipped"}'})).tool_calls
+    assert (call.call_id, call.args, call.result) == ("fc_1", {"order": 7}, {"state": "shipped"})
+
+
+def test_an_error_message_beside_its_type_is_the_error() -> None:
+    failed = {"error.type": "AgentError", "error.message": "Error running tool (non-fatal)"}
+    (call,) = run(*agentops_turn(failed)).tool_calls
+    assert call.error == "Error running tool (non-fatal)"
+    (call,) = run(*agentops_turn({"error.type": "AgentError"})).tool_calls
+    assert call.error == "AgentError"
