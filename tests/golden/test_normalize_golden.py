@@ -152,6 +152,7 @@ CAPTURED = {
     "agno-traceloop",
     "openai-client-elastic",
     "openai-client-openinference",
+    "langgraph-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
