@@ -157,6 +157,7 @@ CAPTURED = {
     "openai-client-logfire",
     "crewai-mlflow",
     "smolagents-mlflow",
+    "langgraph-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -39,7 +39,8 @@ SESSION_PER_TURN = frozenset({"ag2-otel"})
 # specs, which match the music store by service, are given to them matching by the
 # agent's name instead (``specs_by_agent``), as a user of that SDK would write them.
 # traceAI's ``register()`` builds its resource without any ``service.name`` (its project
-# keys only; ``OTEL_SERVICE_NAME`` is not read): the service is always unknown.
+# keys only; ``OTEL_SERVICE_NAME`` is not read): the service is always unknown, whatever
+# traceAI instrumentor runs under it (OpenAI Agents SDK, LangChain/LangGraph).
 SERVICE_FIXED_BY_SDK = frozenset(
     {
         "agentops-manual",
@@ -48,6 +49,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "openai-client-laminar",
         "openai-agents-traceai",
         "openai-agents-agentops",
+        "langgraph-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -148,6 +150,13 @@ NOT_READ = {
     " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
     " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
     " (its bare name attribute) are not read",
+    "langgraph-traceai": "traceAI's LangChain tracer records a tool's result (output.value)"
+    " as an output envelope around pydantic's str() of the ToolMessage (content='...'"
+    " name='refund' tool_call_id='call_...' status='error'): the envelope is unwrapped"
+    " but the text inside it is not read as a fields repr, so every result is that whole"
+    " text, no tool step gets its call id (no other key of the tool span, nor the model's"
+    " flattened messages, holds it) and the refused refund (span status OK,"
+    " status='error' only inside that text) reads as an ordinary result",
 }
 
 
