@@ -136,6 +136,10 @@ def result_of(obj: Any) -> ToolResult:
     """A parsed result value, unwrapped, with the error it reports (module docstring)."""
     if isinstance(obj, dict) and "output" in obj and obj.keys() <= _OUTPUT_WRAPPER_KEYS:
         obj = obj["output"]  # Traceloop / LangSmith: {"output": <ToolMessage>, "kwargs": …}
+        if isinstance(obj, str) and obj:
+            # (the message as text inside the envelope, pydantic's ``str()`` of LangChain's
+            # ToolMessage under traceAI: read as a top-level result text is)
+            return parse_result(obj)
     if isinstance(obj, dict) and "raw_output" in obj and any(k in obj for k in _CALL_KEYS):
         return _recorded_call(obj)
     if isinstance(obj, dict) and "tool_name" in obj:

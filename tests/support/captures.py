@@ -150,13 +150,6 @@ NOT_READ = {
     " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
     " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
     " (its bare name attribute) are not read",
-    "langgraph-traceai": "traceAI's LangChain tracer records a tool's result (output.value)"
-    " as an output envelope around pydantic's str() of the ToolMessage (content='...'"
-    " name='refund' tool_call_id='call_...' status='error'): the envelope is unwrapped"
-    " but the text inside it is not read as a fields repr, so every result is that whole"
-    " text, no tool step gets its call id (no other key of the tool span, nor the model's"
-    " flattened messages, holds it) and the refused refund (span status OK,"
-    " status='error' only inside that text) reads as an ordinary result",
 }
 
 

@@ -335,3 +335,15 @@ def test_an_error_message_beside_its_type_is_the_error() -> None:
     assert call.error == "Error running tool (non-fatal)"
     (call,) = run(*agentops_turn({"error.type": "AgentError"})).tool_calls
     assert call.error == "AgentError"
+
+
+def test_a_message_written_as_text_inside_an_output_envelope_is_read_as_a_result() -> None:
+    """traceAI's LangChain tool spans: ``{"output": str(ToolMessage)}``, pydantic's field
+    repr of the message the tool answered with (its call id, its error status)."""
+    failed = "content='WindowExpired: too late' name='refund' tool_call_id='c9' status='error'"
+    assert parse_result(json.dumps({"output": failed})) == ToolResult(
+        "WindowExpired: too late", "c9", "WindowExpired: too late"
+    )
+    ok = "content='{\"state\": \"shipped\"}' name='lookup' tool_call_id='c1'"
+    assert parse_result(json.dumps({"output": ok})) == ToolResult({"state": "shipped"}, "c1", None)
+    assert parse_result(json.dumps({"output": "Done"})) == ToolResult("Done", None, None)
