@@ -7,10 +7,11 @@ naming the gap, and the setting that records it, instead of running it.
 
 Gap names: ``tool_args``, ``tool_results``, ``input``, ``output``, ``session_id``,
 ``content`` (model messages not captured), ``tool_calls`` (tools ran, their results
-were sent to the model, but no tool span and no model request records the calls),
-``tool_timings`` (a tool call rebuilt from the model's messages that no span ran:
-its duration is unknown), ``duplicate_instrumentation`` (two layers recorded one
-call and were merged: informational, never needed).
+were sent to the model, but no tool span and no model request records the calls; or
+the run records neither a model call nor a tool call), ``model_calls`` (the run
+records no model call), ``tool_timings`` (a tool call rebuilt from the model's
+messages that no span ran: its duration is unknown), ``duplicate_instrumentation``
+(two layers recorded one call and were merged: informational, never needed).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ CONTENT = "content"
 DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
 TOOL_CALLS = "tool_calls"
 TOOL_TIMINGS = "tool_timings"
+MODEL_CALLS = "model_calls"
 
 GAP_ERROR = "TrajectoryGap"
 _WHAT = {
@@ -40,6 +42,7 @@ _WHAT = {
     CONTENT: "model message content",
     TOOL_CALLS: "the tool calls that ran (their names, arguments and order)",
     TOOL_TIMINGS: "how long each tool call took",
+    MODEL_CALLS: "the model calls",
 }
 _CONTENT_SETTING = (
     "enable message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
@@ -93,6 +96,11 @@ _TOOL_TIMINGS = (
     "is unknown: instrument the tools' execution (a tool span per call; "
     "docs/instrument-your-agent.md)"
 )
+_MODEL_CALLS = (
+    "no model call of the run was recorded (the framework's tracing misses its model "
+    "client): instrument the model client, or use an instrumentation that records the "
+    "framework's model calls (docs/instrument-your-agent.md)"
+)
 _DUPLICATE = (
     "informational: two instrumentation layers recorded the same calls, merged into one "
     "step each; instrument one layer only to avoid the double cost"
@@ -100,12 +108,17 @@ _DUPLICATE = (
 
 
 def tool_calls_of(kinds: Iterable[StepKind]) -> frozenset[str]:
-    """``{tool_calls}`` when ``kinds`` (an evaluator's ``step_kinds``) counts tool calls:
-    where tools ran unrecorded, a verdict on the tool sequence is no verdict on the agent."""
-    return _TOOL_CALLS_NEEDED if StepKind.TOOL in kinds else frozenset()
+    """What judging steps of ``kinds`` (an evaluator's ``step_kinds``) needs recorded:
+    ``tool_calls`` when they count tool calls (where tools ran unrecorded, a verdict on
+    the tool sequence is no verdict on the agent), ``model_calls`` when they count model
+    calls."""
+    kinds = frozenset(kinds)
+    needed = _TOOL_CALLS_NEEDED if StepKind.TOOL in kinds else frozenset()
+    return needed | _MODEL_CALLS_NEEDED if StepKind.LLM in kinds else needed
 
 
 _TOOL_CALLS_NEEDED = frozenset({TOOL_CALLS})
+_MODEL_CALLS_NEEDED = frozenset({MODEL_CALLS})
 
 
 def missing(trajectory: Trajectory, needs: Iterable[str]) -> list[str]:
@@ -130,6 +143,8 @@ def setting_for(
         return _TOOL_CALLS
     if gap == TOOL_TIMINGS:
         return _TOOL_TIMINGS
+    if gap == MODEL_CALLS:
+        return _MODEL_CALLS
     if content_recorded and gap in (INPUT, OUTPUT):
         return _NOT_WHERE_READ.format(what=_WHAT[gap])
     found = _CONTENT_SETTING

@@ -174,6 +174,7 @@ class _Builder:
                 content_recorded=content_recorded(self.llms, input_text, output_text),
                 layers_merged=self.layers_merged,
                 tools_unrecorded=answered_unrecorded(self.llms, steps),
+                is_run=is_run,
             ),
             skip_reason=None if is_run else _NOT_A_RUN,
         )

@@ -30,6 +30,9 @@ TOOL_CALLS: Final = "tool_calls"
 # A tool call was rebuilt from the model's messages and no span ran it: when it started
 # and how long it took is unknown (its step's duration is 0).
 TOOL_TIMINGS: Final = "tool_timings"
+# No model call recorded in the run (every agent's answer comes from one): how many it
+# made is unknown, and, with no tool step either, which tools ran (``tool_calls`` too).
+MODEL_CALLS: Final = "model_calls"
 
 
 def gaps_of(
@@ -41,12 +44,15 @@ def gaps_of(
     content_recorded: bool,
     layers_merged: bool,
     tools_unrecorded: bool = False,
+    is_run: bool = True,
 ) -> tuple[str, ...]:
     """The gaps, in a fixed order. ``content_recorded``: some model call carried its
     messages; ``layers_merged``: two instrumentation layers recorded one call;
     ``tools_unrecorded``: tools ran that no step records (``rebuilt.answered_unrecorded``).
     ``tool_timings`` is a gap when an executed tool step has no span (rebuilt from the
-    model's messages: its duration is unknown, not 0).
+    model's messages: its duration is unknown, not 0). ``model_calls`` when no model
+    call is recorded in an agent run (``is_run``; a trace that is none has no calls to
+    miss), and then ``tool_calls`` too unless a tool step is.
 
     ``tool_results`` needs a call that succeeded (a failed call's error is no evidence
     that results are recorded, a result recorded on any call is); ``content`` is a gap
@@ -64,6 +70,10 @@ def gaps_of(
             untimed = untimed or not step.span_id
         elif step.kind is kinds.LLM:
             llms = True
+    if not llms and is_run:
+        if not tools and not tools_unrecorded:
+            found.append(TOOL_CALLS)
+        found.append(MODEL_CALLS)
     if tools and not args:
         found.append(TOOL_ARGS)
     if succeeded and not results:

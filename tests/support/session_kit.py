@@ -39,7 +39,8 @@ TRACE_SPEC = build_spec(
 
 
 def trace(n: int, *tools: str, session: str | None = "s-1") -> Trace:
-    """Turn ``n``: a root agent span (with the conversation id) and one span per tool."""
+    """Turn ``n``: a root agent span (with the conversation id), its model call and one
+    span per tool."""
     trace_id, root_id = n.to_bytes(16, "big"), b"\x01" * 8
     start = n * 10**9
     attributes: dict[str, Any] = {
@@ -50,10 +51,13 @@ def trace(n: int, *tools: str, session: str | None = "s-1") -> Trace:
         attributes["gen_ai.conversation.id"] = session
     spans = [Span(trace_id, root_id, b"", "invoke_agent", 1, start, start + 5000, 0, "",
                   attributes, (), RESOURCE, "")]  # fmt: skip
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+    spans.append(Span(trace_id, b"\x09" * 8, root_id, "chat m", 3, start + 1, start + 2, 0, "",
+                      chat, (), RESOURCE, ""))  # fmt: skip
     for i, tool in enumerate(tools):
         tool_attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
-        spans.append(Span(trace_id, bytes([i + 2]) * 8, root_id, tool, 1, start + i + 1,
-                          start + i + 2, 0, "", tool_attributes, (), RESOURCE, ""))  # fmt: skip
+        spans.append(Span(trace_id, bytes([i + 2]) * 8, root_id, tool, 1, start + i + 3,
+                          start + i + 4, 0, "", tool_attributes, (), RESOURCE, ""))  # fmt: skip
     return Trace(trace_id, tuple(spans), CompletionReason.IDLE, 0.0, 0.0)
 
 

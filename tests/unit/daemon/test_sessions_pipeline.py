@@ -126,7 +126,7 @@ def test_turns_are_held_whatever_order_they_arrive_in(telemetry: Telemetry) -> N
     processor.flush_sessions(SessionCompletion.END_OF_INPUT)
     ((_, merged, evaluators),) = recording.sessions()
     assert session_turns(merged) == 2
-    assert [step.name for step in merged.steps] == ["lookup", "refund"]
+    assert [step.name for step in merged.tool_calls] == ["lookup", "refund"]
     assert evaluators == ["trajectory_exact_match"]
 
 

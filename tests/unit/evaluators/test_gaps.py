@@ -170,3 +170,14 @@ def test_an_untimed_tool_call_leaves_step_limits_without_a_verdict() -> None:
     assert "instrument the tools' execution" in found["per_step"].result.explanation  # type: ignore[attr-defined]
     others = [o for name, o in found.items() if name != "per_step"]
     assert len(others) == 14 and all(getattr(o.result, "error", None) is None for o in others)
+
+
+def test_model_call_counts_need_the_model_calls_recorded() -> None:
+    trajectory = TrajectoryBuilder("refund 9").tool("refund", {"invoice_id": 9}).output("done")
+    trajectory = trajectory.gaps("model_calls").build()
+    with EvaluationRunner() as runner:
+        found = {o.item or o.evaluator: o for o in runner.run(trajectory, TOOL_JUDGES.bound)}
+    assert found["model_calls"].result.details["gaps"] == ["model_calls"]  # type: ignore[attr-defined]
+    assert "instrument the model client" in found["model_calls"].result.explanation  # type: ignore[attr-defined]
+    judged = [o for name, o in found.items() if name != "model_calls"]
+    assert all(getattr(o.result, "error", None) is None for o in judged)

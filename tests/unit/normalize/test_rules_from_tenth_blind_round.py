@@ -347,3 +347,16 @@ def test_a_message_written_as_text_inside_an_output_envelope_is_read_as_a_result
     ok = "content='{\"state\": \"shipped\"}' name='lookup' tool_call_id='c1'"
     assert parse_result(json.dumps({"output": ok})) == ToolResult({"state": "shipped"}, "c1", None)
     assert parse_result(json.dumps({"output": "Done"})) == ToolResult("Done", None, None)
+
+
+def test_a_run_without_a_model_call_says_so() -> None:
+    """Every agent's answer comes from a model call: a run recording none (MLflow's CrewAI
+    autolog with CrewAI's native provider) misses them, and, with no tool step either,
+    which tools ran. Not said of a trace that is no run."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
+    nothing = run(span(1, "invoke_agent support", agent))
+    assert {"model_calls", "tool_calls"} <= set(nothing.gaps)
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+    tools_only = run(span(1, "invoke_agent support", agent), span(2, "lookup", tool, parent=1))
+    assert "model_calls" in tools_only.gaps and "tool_calls" not in tools_only.gaps
+    assert not {"model_calls", "tool_calls"} & set(run(span(1, "plain")).gaps)

@@ -80,7 +80,7 @@ def test_a_first_turn_completing_last_still_leads(telemetry: Telemetry) -> None:
     first = with_input(trace(1, "lookup"), "what album is it on")
     later = with_input(trace(2, "refund"), "refund it")
     ((_, merged, _),) = sessions_of(telemetry, spec, later, first).sessions()
-    assert (merged.input, [step.name for step in merged.steps]) == (
+    assert (merged.input, [step.name for step in merged.tool_calls]) == (
         "what album is it on",
         ["lookup", "refund"],
     )
