@@ -58,7 +58,6 @@ def gaps_of(
     that results are recorded, a result recorded on any call is); ``content`` is a gap
     when model calls recorded no messages, and in a run without model-call spans when
     nothing recorded any text (no input, answer, arguments or results)."""
-    found: list[str] = [TOOL_CALLS] if tools_unrecorded else []
     tools = succeeded = llms = untimed = False
     args = results = False  # some executed tool step recorded arguments / a result
     for step in steps:
@@ -70,10 +69,8 @@ def gaps_of(
             untimed = untimed or not step.span_id
         elif step.kind is kinds.LLM:
             llms = True
-    if not llms and is_run:
-        if not tools and not tools_unrecorded:
-            found.append(TOOL_CALLS)
-        found.append(MODEL_CALLS)
+    found = _calls_missing(llms=llms, tools=tools, tools_unrecorded=tools_unrecorded,
+                           is_run=is_run)  # fmt: skip
     if tools and not args:
         found.append(TOOL_ARGS)
     if succeeded and not results:
@@ -91,6 +88,14 @@ def gaps_of(
     if layers_merged:
         found.append(DUPLICATE_INSTRUMENTATION)
     return tuple(found)
+
+
+def _calls_missing(*, llms: bool, tools: bool, tools_unrecorded: bool, is_run: bool) -> list[str]:
+    """``tool_calls`` when tools ran unrecorded, or when a run records neither a model nor
+    a tool call; ``model_calls`` when a run records no model call."""
+    if llms or not is_run:
+        return [TOOL_CALLS] if tools_unrecorded else []
+    return [MODEL_CALLS] if tools and not tools_unrecorded else [TOOL_CALLS, MODEL_CALLS]
 
 
 def _recorded(value: object) -> bool:
