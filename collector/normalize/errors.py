@@ -89,7 +89,10 @@ def span_error(span: Span) -> str | None:
     attributes = span.attributes
     error_type = attributes.get(ERROR_TYPE)
     if isinstance(error_type, str) and error_type:
-        return text(attributes.get(ERROR_MESSAGE)) or error_type
+        message = text(attributes.get(ERROR_MESSAGE))
+        if message is None or message.startswith(error_type):
+            return message or error_type
+        return f"{error_type}: {message}"  # (the class kept: users match on it)
     level = attributes.get(LEVEL)  # (``is None`` first: comparing None to text is slower)
     if level is not None and level == "ERROR":
         return text(attributes.get(LEVEL_MESSAGE)) or GENERIC

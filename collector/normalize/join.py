@@ -11,7 +11,7 @@ were never executed: the run crashed or was cut short.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from collector.core.records import Span
 from collector.normalize.arguments import Arguments
@@ -101,7 +101,9 @@ def join(ordered: Sequence[ToolDraft | LlmCall]) -> dict[int, Joined]:
         elif item.call_id is not None and item.call_id in by_id:
             joined[id(item)] = Joined()  # a second execution under an id already joined
         else:
-            hit = _best(item, seen[::-1]) or _best(item, llms[::-1])
+            hit = _best(item, reversed(seen)) or _best(item, reversed(llms))
+            if hit is None and _LABEL_MARKS.intersection(item.name):
+                hit = _labelled(item, seen) or _labelled(item, llms)
             joined[id(item)] = _take(*hit) if hit is not None else Joined()
     return joined
 
@@ -126,7 +128,7 @@ def _take(llm: LlmCall, k: int) -> Joined:
     return Joined(llm, llm.calls[k])
 
 
-def _best(tool: ToolDraft, llms: Sequence[LlmCall]) -> tuple[LlmCall, int] | None:
+def _best(tool: ToolDraft, llms: Iterable[LlmCall]) -> tuple[LlmCall, int] | None:
     fallback = None
     for llm in llms:
         for k, call in enumerate(llm.calls):
@@ -136,15 +138,21 @@ def _best(tool: ToolDraft, llms: Sequence[LlmCall]) -> tuple[LlmCall, int] | Non
                 return llm, k
             if fallback is None:
                 fallback = (llm, k)
-    return fallback or _labelled(tool, llms)
+    return fallback
+
+
+# What separates a label from the tool's name (``tool - refund``, ``Tool: refund``): a
+# name without one is no label, and costs no second pass over the requests.
+_LABEL_MARKS: Final = frozenset(" -:.")
 
 
 def _labelled(tool: ToolDraft, llms: Sequence[LlmCall]) -> tuple[LlmCall, int] | None:
     """The request a tool span runs when its name is the tool's name behind a label
     (``tool - refund``, ``Tool: refund``) and it got exactly the arguments asked for:
-    both, since a wrapper may share a tool's name or its arguments, not both. The draft
-    takes the request's name (its own is the label's)."""
-    for llm in llms:
+    both, since a wrapper may share a tool's name or its arguments, not both. Asked only
+    when no request of the span's own name is left anywhere (an exact name wins), the
+    latest model call first. The draft takes the request's name (its own is the label's)."""
+    for llm in reversed(llms):
         for k, call in enumerate(llm.calls):
             if (
                 not llm.matched[k]

@@ -17,9 +17,9 @@ that type) is unwrapped to ``response``, with ``id`` as the call id; inside it, 
 
 A record of the whole call (LlamaIndex's ``ToolOutput``: ``tool_name``, ``raw_input``,
 ``raw_output``, ``is_error`` and the text ``blocks`` the model was shown) is unwrapped
-to ``raw_output``, what the tool returned; a record of its execution (``status``,
-``result``, ``error``: Agno's ``FunctionExecutionResult``) to ``result``, or to its
-``error`` when the status says it failed.
+to ``raw_output``, what the tool returned; a record of its execution written as the
+record's ``repr`` (``status``, ``result``, ``error``: Agno's ``FunctionExecutionResult``)
+to ``result``, or to its ``error`` when the status says it failed.
 
 Errors are reported inside results in many textual forms besides ``"status":
 "error"``: an object whose only field is ``error`` (OpenAI-style tool messages,
@@ -94,8 +94,16 @@ def parse_result(value: AttrValue, tool: str | None = None) -> ToolResult:
         obj = python_literal(value)
     if obj is INVALID and looks_like_object_repr(value):
         obj = object_repr(value)
+        if isinstance(obj, dict) and "result" in obj and "status" in obj:
+            record = _execution_record(obj)
+            if record is not None:
+                return record
     if obj is INVALID and looks_like_fields_repr(value):
         obj = fields_repr(value)
+        if isinstance(obj, dict) and "result" in obj and "status" in obj:
+            record = _execution_record(obj)
+            if record is not None:
+                return record
     if obj is INVALID:
         return ToolResult(value, None, error_text(value))
     if tool is not None:
@@ -149,10 +157,6 @@ def result_of(obj: Any) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
-    if isinstance(obj, dict) and "result" in obj and "status" in obj:
-        record = _execution_record(obj)
-        if record is not None:
-            return record
     if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
     if isinstance(obj, list):
@@ -202,10 +206,13 @@ def _nested_call_record(obj: dict[str, Any]) -> ToolResult | None:
 
 
 def _execution_record(obj: dict[str, Any]) -> ToolResult | None:
-    """A record of the execution around the tool's return value: ``status``, ``result``
-    and ``error`` fields, the status a word of success or failure (Agno's
-    ``FunctionExecutionResult``, JSON-RPC-like envelopes). Success: what the tool
-    returned, ``result``. Failure: the error's message, with whatever ``result`` holds."""
+    """A framework's record of the execution around the tool's return value, written as
+    the record object's ``repr``/``str()`` (Agno's ``FunctionExecutionResult``:
+    ``status='success' result={…} error=None …``): ``status``, ``result`` and ``error``
+    fields, the status a word of success or failure. Success: what the tool returned,
+    ``result``. Failure: the error's message, with whatever ``result`` holds. Only the
+    repr form: a JSON object of these fields is the tool's own return value (a job's
+    status), read as it is."""
     if "error" not in obj:
         return None
     status, error = obj["status"], obj["error"]
@@ -213,7 +220,7 @@ def _execution_record(obj: dict[str, Any]) -> ToolResult | None:
         return None
     status = status.lower()
     if status in _SUCCESS_WORDS and error in (None, "", False):
-        return result_of(obj["result"])
+        return result_of(obj["result"])  # (not an execution record again: repr forms only)
     if status in _FAILURE_WORDS:
         message = error if isinstance(error, str) and error else "error"
         return ToolResult(obj["result"], None, message)

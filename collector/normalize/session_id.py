@@ -79,11 +79,20 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
 
 
 def _placeholder(value: str) -> bool:
-    """A value standing in for a hidden one (``[REDACTED]``, ``<scrubbed>``): no id."""
-    return len(value) > 1 and value[0] in "[<" and value[-1] == _CLOSING.get(value[0])
+    """A value standing in for a hidden one: bracketed, and a note (words) or a
+    redaction's word inside (``[Scrubbed due to 'session']``, ``[REDACTED]``). An id
+    in brackets (``<CAF+abc@mail.example.com>``, an email thread's) is an id."""
+    if len(value) < 3 or value[0] not in _CLOSING or value[-1] != _CLOSING[value[0]]:
+        return False
+    inner = value[1:-1]
+    if " " in inner:
+        return True
+    lowered = inner.lower()
+    return any(word in lowered for word in _REDACTION_WORDS)
 
 
 _CLOSING: Final = {"[": "]", "<": ">"}
+_REDACTION_WORDS: Final = ("redact", "scrub", "mask", "hidden", "filtered", "removed")
 
 
 def session_key(trace: Trace, mappings: Mappings | None = None) -> tuple[str, str | None]:

@@ -24,7 +24,7 @@ from evaluators.call_identity import surely_different as surely_different  # noq
 from evaluators.gaps import TOOL_CALLS, TOOL_TIMINGS, tool_calls_of
 from evaluators.matching import bare_name
 from evaluators.results import BooleanResult, NumericResult
-from evaluators.trajectory import Step, Trajectory
+from evaluators.trajectory import Step, StepKind, Trajectory
 
 
 class MaxStepsCriteria(Criteria):
@@ -244,7 +244,7 @@ class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):
         if criteria.per_step is None and not criteria.tools:
             return frozenset()
         needed = tool_calls_of(self.config.step_kinds)
-        return needed | _TIMINGS if needed else needed
+        return needed | _TIMINGS if StepKind.TOOL in self.config.step_kinds else needed
 
     def evaluate(self, trajectory: Trajectory, criteria: LatencyCriteria) -> BooleanResult:
         slow = [

@@ -269,17 +269,22 @@ def llm_input(span: Span) -> str | None:
 
 
 def _first_user_message(attributes: Mapping[str, AttrValue]) -> str | None:
-    found = _first_user_message_in(attributes, INPUT_MESSAGES)
-    return found if found is not None else _first_user_message_in(attributes, GENAI_INPUT_MESSAGES)
+    found = _first_user_message_in(attributes, INPUT_MESSAGES, 0)
+    if found is not None:
+        return found
+    # (1-based: traceAI's index 0 is the system prompt, if echoed; one more kept for it)
+    return _first_user_message_in(attributes, GENAI_INPUT_MESSAGES, 1)
 
 
-def _first_user_message_in(attributes: Mapping[str, AttrValue], family: str) -> str | None:
-    for i in range(_FIRST_MESSAGES + 1):
+def _first_user_message_in(
+    attributes: Mapping[str, AttrValue], family: str, base: int
+) -> str | None:
+    for i in range(_FIRST_MESSAGES + base):
         message = f"{family}{i}.message."
         role = attributes.get(message + "role")
         if role is None:
-            if i == 0:
-                continue  # (1-based: traceAI's index 0 is the system prompt, if echoed)
+            if i < base:
+                continue
             return None
         if isinstance(role, str) and role in USER_ROLES:
             return text(attributes.get(message + "content")) or _contents_text(attributes, message)

@@ -181,3 +181,13 @@ def test_model_call_counts_need_the_model_calls_recorded() -> None:
     assert "instrument the model client" in found["model_calls"].result.explanation  # type: ignore[attr-defined]
     judged = [o for name, o in found.items() if name != "model_calls"]
     assert all(getattr(o.result, "error", None) is None for o in judged)
+
+
+def test_untimed_tool_calls_leave_limits_on_model_calls_judged() -> None:
+    """(A review's finding: a per-step limit on model calls needs no tool timings.)"""
+    limit = {"name": "max_latency", "config": {"step_kinds": ["llm"]}, "criteria": {"per_step": 5}}
+    spec = build_spec({"id": "m", "evaluators": [limit]})
+    trajectory = TrajectoryBuilder("x").llm().tool("refund", {}).llm().output("done")
+    with EvaluationRunner() as runner:
+        (outcome,) = runner.run(trajectory.gaps("tool_timings").build(), spec.bound)
+    assert outcome.passed is True

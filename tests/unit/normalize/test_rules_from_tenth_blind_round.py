@@ -221,8 +221,16 @@ def test_an_execution_record_is_unwrapped_to_what_the_tool_returned_or_its_failu
     assert parse_result(ok) == ToolResult({"order": 7, "state": "shipped"}, None, None)
     failed = "status='failure' result=None error='WindowExpired: too late' images=None"
     assert parse_result(failed) == ToolResult(None, None, "WindowExpired: too late")
-    as_json = json.dumps({"status": "failed", "result": None, "error": None})
-    assert parse_result(as_json).error == "error"
+    as_repr = "FunctionExecutionResult(status='failed', result=None, error=None)"
+    assert parse_result(as_repr) == ToolResult(None, None, "error")
+
+
+def test_a_tools_own_status_object_in_json_is_its_result() -> None:
+    """(A review's finding: a job-status tool returns these fields as its own value.)"""
+    job = {"status": "failed", "result": None, "error": "card declined"}
+    assert parse_result(json.dumps(job)) == ToolResult(job, None, None)
+    done = {"status": "success", "result": {"rows": 3}, "error": None}
+    assert parse_result(json.dumps(done)).value == done
 
 
 def test_a_status_and_result_without_an_execution_records_shape_are_the_result() -> None:
@@ -300,6 +308,10 @@ def test_a_redaction_placeholder_is_no_session_id_and_the_next_span_is_asked() -
     spans = [span(1, "turn", scrubbed), span(2, "chat m", chat, parent=1)]
     assert run(*spans).session_id == "s-1"
     assert run(span(1, "turn", {"session.id": "<redacted>"})).session_id is None
+    assert run(span(1, "turn", {"session.id": "[REDACTED]"})).session_id is None
+    thread = "<CAF+abc123@mail.example.com>"  # (an email thread's Message-ID is an id)
+    assert run(span(1, "turn", {"session.id": thread})).session_id == thread
+    assert run(span(1, "turn", {"session.id": "[42]"})).session_id == "[42]"
 
 
 # AgentOps' OpenAI Agents SDK integration: a Responses-API function_call item flattened as
@@ -332,7 +344,7 @@ def test_a_flattened_completion_holding_only_calls_requests_them() -> None:
 def test_an_error_message_beside_its_type_is_the_error() -> None:
     failed = {"error.type": "AgentError", "error.message": "Error running tool (non-fatal)"}
     (call,) = run(*agentops_turn(failed)).tool_calls
-    assert call.error == "Error running tool (non-fatal)"
+    assert call.error == "AgentError: Error running tool (non-fatal)"
     (call,) = run(*agentops_turn({"error.type": "AgentError"})).tool_calls
     assert call.error == "AgentError"
 
@@ -360,3 +372,30 @@ def test_a_run_without_a_model_call_says_so() -> None:
     tools_only = run(span(1, "invoke_agent support", agent), span(2, "lookup", tool, parent=1))
     assert "model_calls" in tools_only.gaps and "tool_calls" not in tools_only.gaps
     assert not {"model_calls", "tool_calls"} & set(run(span(1, "plain")).gaps)
+
+
+def test_a_genai_span_kind_outside_the_vocabulary_leaves_other_rules_to_read_the_span() -> None:
+    """A model call read by its GenAI message keys (rule 65) stays one beside a
+    ``gen_ai.span.kind`` of another vocabulary."""
+    ask = {"role": "user", "content": "Where is order 7?"}
+    reply = {"role": "assistant", "content": "It shipped."}
+    call = {"gen_ai.input.messages": json.dumps([ask]),
+            "gen_ai.output.messages": json.dumps([reply]),
+            "gen_ai.request.model": "m", "gen_ai.span.kind": "CLIENT"}  # fmt: skip
+    trajectory = run(span(1, "turn"), span(2, "openai.chat", call, parent=1))
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM]
+
+
+def test_a_history_under_genai_names_is_read_to_its_fifth_message() -> None:
+    """1-based: the user's message at index 4 after a system prompt and a first round."""
+    base = "gen_ai.input.messages."
+    history = {
+        base + "1.message.role": "system", base + "1.message.content": "Be brief.",
+        base + "2.message.role": "assistant", base + "2.message.content": "Hello.",
+        base + "3.message.role": "tool", base + "3.message.content": "shipped",
+        base + "4.message.role": "user", base + "4.message.content": "Hi.",
+    }  # fmt: skip
+    spans = fi_turn()
+    kept = {k: v for k, v in spans[1].attributes.items() if not k.startswith(base)}
+    spans[1] = spans[1]._replace(attributes=kept | history)
+    assert run(*spans).input == "Hi."
