@@ -96,6 +96,11 @@ _TOOL_TIMINGS = (
     "is unknown: instrument the tools' execution (a tool span per call; "
     "docs/instrument-your-agent.md)"
 )
+_NO_CALLS = (
+    "the run records neither a model call nor a tool call, so which tools ran is unknown: "
+    "instrument the model client and the tools' execution (a span per call; "
+    "docs/instrument-your-agent.md)"
+)
 _MODEL_CALLS = (
     "no model call of the run was recorded (the framework's tracing misses its model "
     "client): instrument the model client, or use an instrumentation that records the "
@@ -140,7 +145,7 @@ def setting_for(
     if gap == DUPLICATE_INSTRUMENTATION:
         return _DUPLICATE
     if gap == TOOL_CALLS:
-        return _TOOL_CALLS
+        return _TOOL_CALLS if model_calls else _NO_CALLS
     if gap == TOOL_TIMINGS:
         return _TOOL_TIMINGS
     if gap == MODEL_CALLS:

@@ -191,3 +191,10 @@ def test_untimed_tool_calls_leave_limits_on_model_calls_judged() -> None:
     with EvaluationRunner() as runner:
         (outcome,) = runner.run(trajectory.gaps("tool_timings").build(), spec.bound)
     assert outcome.passed is True
+
+
+def test_without_any_call_recorded_the_tool_calls_hint_says_so() -> None:
+    assert "neither a model call nor a tool call" in setting_for(
+        ("mlflow",), "tool_calls", model_calls=False
+    )
+    assert setting_for(("mlflow",), "tool_calls").startswith("the model was sent tool results")
