@@ -29,6 +29,9 @@ SESSION_NOT_RECORDED = frozenset(
         "llamaindex-mlflow",
         "crewai-mlflow",
         "smolagents-mlflow",
+        # OpenLLMetry's anthropic instrumentation alone: association properties (its only
+        # session mechanism) belong to traceloop-sdk
+        "anthropic-client-traceloop",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
@@ -150,6 +153,11 @@ NOT_READ = {
     " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
     " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
     " (its bare name attribute) are not read",
+    "anthropic-client-traceloop/tool_error": "OpenLLMetry's anthropic instrumentation"
+    " rewrites each tool_result block as a GenAI tool_call_response part with only its id"
+    " and content (gen_ai.input.messages), dropping is_error: true; no tool span, every"
+    " span status OK: the refused refund is only its text, 'RefundWindowExpired: ...',"
+    " which names no error word, so it reads as an ordinary result",
 }
 
 
