@@ -159,6 +159,7 @@ CAPTURED = {
     "smolagents-mlflow",
     "langgraph-traceai",
     "anthropic-client-traceloop",
+    "openai-js-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
