@@ -160,6 +160,7 @@ CAPTURED = {
     "langgraph-traceai",
     "anthropic-client-traceloop",
     "openai-js-openinference",
+    "google-adk-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

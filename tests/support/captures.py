@@ -43,7 +43,7 @@ SESSION_PER_TURN = frozenset({"ag2-otel"})
 # agent's name instead (``specs_by_agent``), as a user of that SDK would write them.
 # traceAI's ``register()`` builds its resource without any ``service.name`` (its project
 # keys only; ``OTEL_SERVICE_NAME`` is not read): the service is always unknown, whatever
-# traceAI instrumentor runs under it (OpenAI Agents SDK, LangChain/LangGraph).
+# traceAI instrumentor runs under it (OpenAI Agents SDK, LangChain/LangGraph, Google ADK).
 SERVICE_FIXED_BY_SDK = frozenset(
     {
         "agentops-manual",
@@ -53,6 +53,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "openai-agents-traceai",
         "openai-agents-agentops",
         "langgraph-traceai",
+        "google-adk-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
