@@ -158,6 +158,7 @@ CAPTURED = {
     "crewai-mlflow",
     "smolagents-mlflow",
     "langgraph-traceai",
+    "anthropic-client-logfire",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -207,6 +208,7 @@ AGENT_NAME_NOT_RECORDED = {
     # Logfire's instrument_openai under the application's ``logfire.span`` per turn: the
     # agent is only that span's name (and its ``logfire.msg``), no agent key
     "openai-client-logfire",
+    "anthropic-client-logfire",  # the same with instrument_anthropic
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

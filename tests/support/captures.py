@@ -65,6 +65,7 @@ UNSELECTABLE = frozenset({"openai-client-laminar"})
 # its own namespace. The label tests read these with the mapping.
 USER_MAPPINGS: dict[str, dict[str, str]] = {
     "openai-client-logfire": {"session_id": "session_id"},
+    "anthropic-client-logfire": {"session_id": "session_id"},
     "mirascope-otel": {"session_id": "mirascope.ops.session.id"},
     "openai-agents-logfire": {"session_id": "group_id"},
     "openai-agents-handoff-logfire": {"session_id": "group_id"},
@@ -150,6 +151,13 @@ NOT_READ = {
     " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
     " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
     " (its bare name attribute) are not read",
+    "anthropic-client-logfire": "Logfire's instrument_anthropic records the Anthropic tool"
+    " results as tool_call_response parts of role-'user' messages (Anthropic sends them in a"
+    " user message) and the assistant history turns as text parts holding a ToolUseBlock(...)"
+    " repr, so no history names the request; the id-only pairing takes the answers after the"
+    " last user message, which is the tool results' own message: no call is paired with its"
+    " answer, every call reads unexecuted (no result, no error; the @logfire.instrument tool"
+    " spans are not joined), and the refused refund reads as no error",
 }
 
 
