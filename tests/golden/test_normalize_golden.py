@@ -161,6 +161,7 @@ CAPTURED = {
     "anthropic-client-traceloop",
     "openai-js-openinference",
     "google-adk-traceai",
+    "anthropic-client-logfire",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -213,6 +214,7 @@ AGENT_NAME_NOT_RECORDED = {
     # OpenLLMetry's anthropic instrumentation under the application's turn span: the agent
     # is only that plain span's name (no attributes)
     "anthropic-client-traceloop",
+    "anthropic-client-logfire",  # the same with instrument_anthropic
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -69,6 +69,7 @@ UNSELECTABLE = frozenset({"openai-client-laminar"})
 # its own namespace. The label tests read these with the mapping.
 USER_MAPPINGS: dict[str, dict[str, str]] = {
     "openai-client-logfire": {"session_id": "session_id"},
+    "anthropic-client-logfire": {"session_id": "session_id"},
     "mirascope-otel": {"session_id": "mirascope.ops.session.id"},
     "openai-agents-logfire": {"session_id": "group_id"},
     "openai-agents-handoff-logfire": {"session_id": "group_id"},
@@ -159,6 +160,13 @@ NOT_READ = {
     " and content (gen_ai.input.messages), dropping is_error: true; no tool span, every"
     " span status OK: the refused refund is only its text, 'RefundWindowExpired: ...',"
     " which names no error word, so it reads as an ordinary result",
+    "anthropic-client-logfire": "Logfire's instrument_anthropic records the Anthropic tool"
+    " results as tool_call_response parts of role-'user' messages (Anthropic sends them in a"
+    " user message) and the assistant history turns as text parts holding a ToolUseBlock(...)"
+    " repr, so no history names the request; the id-only pairing takes the answers after the"
+    " last user message, which is the tool results' own message: no call is paired with its"
+    " answer, every call reads unexecuted (no result, no error; the @logfire.instrument tool"
+    " spans are not joined), and the refused refund reads as no error",
 }
 
 
