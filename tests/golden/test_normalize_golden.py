@@ -158,6 +158,7 @@ CAPTURED = {
     "crewai-mlflow",
     "smolagents-mlflow",
     "langgraph-traceai",
+    "crewai-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
