@@ -162,6 +162,7 @@ CAPTURED = {
     "openai-js-openinference",
     "google-adk-traceai",
     "anthropic-client-logfire",
+    "crewai-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

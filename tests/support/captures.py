@@ -54,6 +54,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "openai-agents-agentops",
         "langgraph-traceai",
         "google-adk-traceai",
+        "crewai-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -167,6 +168,15 @@ NOT_READ = {
     " last user message, which is the tool results' own message: no call is paired with its"
     " answer, every call reads unexecuted (no result, no error; the @logfire.instrument tool"
     " spans are not joined), and the refused refund reads as no error",
+    "crewai-traceai": "traceai-crewai 0.1.8 wraps Crew.kickoff, Task._execute_core and"
+    " ToolUsage._use only; CrewAI 1.15's native function calling never goes through"
+    " ToolUsage._use and no provider is instrumented, so a turn is two spans (kickoff CHAIN"
+    " → task AGENT) with no model or tool span: no call, argument, result, call id or the"
+    " refused refund is recorded anywhere (a gap, read as one). The agent reads as the span"
+    " name 'Task._execute_core': its role is only inside JSON, the AGENT span's input.value"
+    " args[0].role and the root's crew_agents[].role / crew_tasks[].agent_role; the input"
+    " is not read: only the root's input.value {args: [], inputs: {customer_message}} (and"
+    " crew_inputs), the kickoff's template variables. Answer and session are read",
 }
 
 
