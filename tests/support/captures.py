@@ -161,13 +161,6 @@ NOT_READ = {
     " and content (gen_ai.input.messages), dropping is_error: true; no tool span, every"
     " span status OK: the refused refund is only its text, 'RefundWindowExpired: ...',"
     " which names no error word, so it reads as an ordinary result",
-    "anthropic-client-logfire": "Logfire's instrument_anthropic records the Anthropic tool"
-    " results as tool_call_response parts of role-'user' messages (Anthropic sends them in a"
-    " user message) and the assistant history turns as text parts holding a ToolUseBlock(...)"
-    " repr, so no history names the request; the id-only pairing takes the answers after the"
-    " last user message, which is the tool results' own message: no call is paired with its"
-    " answer, every call reads unexecuted (no result, no error; the @logfire.instrument tool"
-    " spans are not joined), and the refused refund reads as no error",
     "crewai-traceai": "traceai-crewai 0.1.8 wraps Crew.kickoff, Task._execute_core and"
     " ToolUsage._use only; CrewAI 1.15's native function calling never goes through"
     " ToolUsage._use and no provider is instrumented, so a turn is two spans (kickoff CHAIN"

@@ -399,3 +399,23 @@ def test_a_history_under_genai_names_is_read_to_its_fifth_message() -> None:
     kept = {k: v for k, v in spans[1].attributes.items() if not k.startswith(base)}
     spans[1] = spans[1]._replace(attributes=kept | history)
     assert run(*spans).input == "Hi."
+
+
+def test_tool_results_in_a_user_message_answer_calls_and_start_no_turn() -> None:
+    """Anthropic's Messages API sends tool results in a ``user`` message; a history whose
+    assistant turns hold no recorded call (Logfire writes them as text) pairs the answer
+    with the call by its id, after the turn's real user message."""
+    ask = {"role": "user", "parts": [{"type": "text", "content": "Where is order 7?"}]}
+    part = {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"order": 7}}
+    asking = {"role": "assistant", "parts": [part]}
+    said_so = {"role": "assistant", "parts": [{"type": "text", "content": "ToolUseBlock(...)"}]}
+    answered = {"role": "user", "parts": [
+        {"type": "tool_call_response", "id": "c1", "response": "shipped"}]}  # fmt: skip
+    done = {"role": "assistant", "parts": [{"type": "text", "content": "It shipped."}]}
+    trajectory = run(
+        span(1, "invoke_agent support", {"gen_ai.operation.name": "invoke_agent"}),
+        genai_chat(2, [ask], asking),
+        genai_chat(3, [ask, said_so, answered], done),
+    )
+    (call,) = trajectory.tool_calls
+    assert (call.call_id, call.executed, call.result) == ("c1", True, "shipped")
