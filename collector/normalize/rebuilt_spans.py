@@ -10,11 +10,10 @@ nothing any convention reads (or naming the function it ran in the OpenTelemetry
 attributes, ``code.function``). Such a span is the call's when it can be no other's: no
 convention recognised it, no model or tool call runs below it, its name (or ``name``)
 is the call's name, and it runs between the requesting model call's end and the next
-model call's start. The
-step keeps everything the messages gave it and takes the span's id, start and
-duration, and its failure when it records one (rule 65: the span's own record of the
-failure, as a tool span's, before the text the model was shown; not when a span of the
-name is left over in the window, which may be a retried attempt the model did not see
+model call's start. The step keeps everything the messages gave it and takes the span's
+id, start and duration, and its failure when it records one (rule 65: the span's own
+record of the failure, as a tool span's, before the text the model was shown; not when a
+span of the name is left over in the window, which may be a retried attempt the model did not see
 the outcome of, nor a bare failure over a message). Spans are taken one to one, in
 start order (parallel calls of one name).
 """

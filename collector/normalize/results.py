@@ -92,20 +92,17 @@ def parse_result(value: AttrValue, tool: str | None = None) -> ToolResult:
     obj = parse_json(value)
     if obj is INVALID:
         obj = python_literal(value)
+    from_repr = False  # (an object's repr: a framework's record may be one, ``_execution_record``)
     if obj is INVALID and looks_like_object_repr(value):
-        obj = object_repr(value)
-        if isinstance(obj, dict) and "result" in obj and "status" in obj:
-            record = _execution_record(obj)
-            if record is not None:
-                return record
+        obj, from_repr = object_repr(value), True
     if obj is INVALID and looks_like_fields_repr(value):
-        obj = fields_repr(value)
-        if isinstance(obj, dict) and "result" in obj and "status" in obj:
-            record = _execution_record(obj)
-            if record is not None:
-                return record
+        obj, from_repr = fields_repr(value), True
     if obj is INVALID:
         return ToolResult(value, None, error_text(value))
+    if from_repr and isinstance(obj, dict) and "result" in obj and "status" in obj:
+        record = _execution_record(obj)
+        if record is not None:
+            return record
     if tool is not None:
         answered = _function_response(obj, tool)
         if answered is not None:

@@ -137,21 +137,25 @@ def tool_name(span: Span) -> str | None:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     if not _is_model(span):
         return None
-    reply = _reply(_parsed(span, OUTPUTS))
-    history = message_list(reply)
+    reply, history = _output_reply(span)
     if history:
-        reply = None if _is_request(history) else history[-1]
+        reply = history[-1]
     found = openai_tool_calls(_tool_call_items(reply, 0))
     if not found and isinstance(reply, dict):
         return block_calls(reply.get("blocks"))  # (LlamaIndex: the call only as a block)
     return found
 
 
-def _is_request(history: list[Any]) -> bool:
-    """A message list ending in a request's message is a request being prepared, not a
-    reply: it answers nothing and requests nothing, whatever assistant turns of earlier
-    rounds it holds."""
-    return role_of(history[-1]) in _REQUEST_ROLES
+def _output_reply(span: Span) -> tuple[Any, list[Any] | None]:
+    """A model span's reply (``_reply``) and the message list it is, if one; ``(None,
+    None)`` when the output is a request being prepared: a message list ending in a
+    request's message answers nothing and requests nothing, whatever assistant turns of
+    earlier rounds it holds."""
+    reply = _reply(_parsed(span, OUTPUTS))
+    history = message_list(reply)
+    if history and role_of(history[-1]) in _REQUEST_ROLES:
+        return None, None
+    return reply, history
 
 
 def _reply(output: Any) -> Any:
@@ -210,11 +214,8 @@ def llm_input(span: Span) -> str | None:
 def llm_output(span: Span) -> str | None:
     if not _is_model(span):
         return None
-    reply = _reply(_parsed(span, OUTPUTS))
-    history = message_list(reply)
-    if history and _is_request(history):
-        return None  # (the last answer of an earlier round is not this call's reply)
-    return _text(reply, ASSISTANT_ROLES)
+    reply, _ = _output_reply(span)  # (a request's earlier answers are no reply of this call)
+    return None if reply is None else _text(reply, ASSISTANT_ROLES)
 
 
 def run_input(span: Span) -> str | None:

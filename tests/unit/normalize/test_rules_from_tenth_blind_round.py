@@ -237,7 +237,8 @@ def test_a_status_and_result_without_an_execution_records_shape_are_the_result()
     for value in ({"status": "shipped", "result": 7, "error": None},  # (not a success word)
                   {"status": "success", "result": 7},  # (no error field)
                   {"status": "success", "result": 7, "error": "partial"}):  # fmt: skip
-        assert parse_result(json.dumps(value)).value == value, value
+        as_repr = " ".join(f"{key}={field!r}" for key, field in value.items())  # (str())
+        assert parse_result(as_repr).value == value, value
 
 
 def test_mlflow_a_reply_recording_its_call_only_as_a_block_requests_it() -> None:
