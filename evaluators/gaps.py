@@ -48,9 +48,18 @@ _CONTENT_SETTING = (
     "enable message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
     "or SPAN_AND_EVENT / EVENT_ONLY for instrumentations on the latest GenAI conventions)"
 )
+# The GenAI conventions' client instrumentations (openai-v2 on the latest conventions,
+# Elastic EDOT, google-genai) send message content as log records, not on the spans:
+# with content capture on, a span file alone still lacks it, which a user reading only
+# "enable content capture" would not guess.
+_GENAI_CONTENT_SETTING = (
+    _CONTENT_SETTING + "; if it is on, the content went out as OTLP log records: send them "
+    "to evald as well (a LoggerProvider with an OTLP log exporter; for evald doctor or "
+    "replay, give the log file beside the span file)"
+)
 # The setting that records content, per convention family (Trajectory.conventions).
 SETTINGS = {
-    "otel_genai": _CONTENT_SETTING,
+    "otel_genai": _GENAI_CONTENT_SETTING,
     "openinference": (
         "do not hide inputs and outputs (OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS "
         "/ OPENINFERENCE_HIDE_INPUT_MESSAGES unset or false)"

@@ -66,6 +66,14 @@ def test_each_gap_names_the_setting_of_the_instrumentation_in_use() -> None:
     }
 
 
+def test_the_genai_content_setting_names_the_log_records_content_goes_to() -> None:
+    # Elastic EDOT and openai-v2 on the latest conventions capture content as log
+    # records: a span file alone lacks it with the setting on.
+    assert "OTLP log records" in setting_for(("otel_genai",), "content")
+    assert "OTLP log records" not in setting_for(("strands",), "content")  # span events
+    assert "OTLP log records" not in setting_for(("traceloop",), "content")
+
+
 def test_a_missing_input_with_content_captured_is_not_a_content_setting() -> None:
     recorded = setting_for(("openinference",), "input", content_recorded=True)
     assert recorded.startswith("content capture is on") and "HIDE" not in recorded
