@@ -248,8 +248,11 @@ def _read_by_evidence(span: Span, family: str) -> bool:
 def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:
     """A vendor's role, unless it only says "wrapper" (a chain, a task, an unknown kind)
     and the span itself shows what it is: a GenAI model-call operation, or a tool's name
-    with the arguments of its call. (OpenLLMetry's LlamaIndex instrumentation marks every
-    span a ``task``, its model calls and tool calls too.)"""
+    with the arguments of its call, or the tool definitions the GenAI conventions record
+    only on model calls and agent invocations (``gen_ai.tool.definitions``: a wrapper
+    that records them and is no model call invokes an agent; LangSmith writes the OpenAI
+    Agents SDK's agent span as a ``chain`` holding them). (OpenLLMetry's LlamaIndex
+    instrumentation marks every span a ``task``, its model calls and tool calls too.)"""
     if role is not None and role is not Role.CHAIN and role is not Role.OTHER:
         return role
     if operation is not None and genai.classify(span) is Role.LLM:
@@ -260,6 +263,8 @@ def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:
         or isinstance(attributes.get(openinference.TOOL_NAME), str)
     ):
         return Role.TOOL
+    if attributes.get(genai.TOOL_DEFINITIONS):
+        return Role.AGENT
     return role or Role.OTHER
 
 

@@ -107,7 +107,9 @@ def has_role(value: Any, roles: frozenset[str] | None) -> bool:
 
 
 def message_list(value: Any, depth: int = 0) -> list[Any] | None:
-    """The message list inside ``value``: a list, or under ``messages``/``inputs``/``contents``.
+    """The message list inside ``value``: a list, or under ``messages``/``inputs``/``contents``
+    (/``input``/``replies``/``output``: the OpenAI Responses API's request and response
+    items, as LangSmith records them).
 
     LangChain LLM inputs are batches (a list of message lists): the first is used.
     A bare ``prompt`` string (Vercel ``ai.prompt``) becomes one user message.
@@ -124,7 +126,7 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
         return value
     if not isinstance(value, dict):
         return None
-    for key in ("messages", "inputs", "contents", "input", "replies"):
+    for key in ("messages", "inputs", "contents", "input", "replies", "output"):
         if key in value:
             return message_list(value[key], depth + 1)
     prompt = value.get("prompt")

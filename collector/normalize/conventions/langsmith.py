@@ -16,6 +16,7 @@ from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
+    genai_tool_calls,
     last_text,
     requested,
     text_of,
@@ -85,7 +86,9 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
             made = requested(item.get("id"), item.get("name"), item.get("args"))
         if made is not None:
             calls.append(made)
-    return calls
+    # The OpenAI Responses API's reply (the OpenAI Agents SDK traced by LangSmith): its
+    # ``function_call`` items, under ``output``.
+    return calls or list(genai_tool_calls(parsed))
 
 
 def _tool_call_items(value: Any, depth: int) -> list[dict[str, Any]]:
