@@ -164,6 +164,7 @@ CAPTURED = {
     "anthropic-client-logfire",
     "crewai-traceai",
     "openai-agents-langsmith",
+    "smolagents-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -217,6 +218,9 @@ AGENT_NAME_NOT_RECORDED = {
     # is only that plain span's name (no attributes)
     "anthropic-client-traceloop",
     "anthropic-client-logfire",  # the same with instrument_anthropic
+    # traceAI's smolagents instrumentation: the run span is named after the class
+    # (``ToolCallingAgent.run``) and its smolagents.* keys hold no agent name
+    "smolagents-traceai",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
@@ -263,6 +267,9 @@ CALL_IDS_NOT_RECORDED = {
     # MLflow's smolagents autolog records no model call (it patches ``Model.__call__``,
     # which smolagents 1.26 never calls) and tool spans without ids
     "smolagents-mlflow",
+    # traceAI's smolagents instrumentation records no model call (it wraps
+    # ``Model.__call__``, which smolagents 1.26 never calls) and tool spans without ids
+    "smolagents-traceai",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.

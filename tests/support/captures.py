@@ -55,6 +55,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "langgraph-traceai",
         "google-adk-traceai",
         "crewai-traceai",
+        "smolagents-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -170,6 +171,16 @@ NOT_READ = {
     " args[0].role and the root's crew_agents[].role / crew_tasks[].agent_role; the input"
     " is not read: only the root's input.value {args: [], inputs: {customer_message}} (and"
     " crew_inputs), the kickoff's template variables. Answer and session are read",
+    "smolagents-traceai": "traceai-smolagents 0.1.5 records each tool call as the Python call"
+    " Tool.__call__(*args, sanitize_inputs_outputs=True, **kwargs), the keyword arguments"
+    ' spread beside an empty args written as {} (input.value {"args": {}, "customer_id":'
+    ' 17, "invoice_id": 1042, "sanitize_inputs_outputs": true}, no kwargs member): the'
+    " arguments read with args and the flag in them; the tool's declared parameters are on"
+    " the span as gen_ai.tool.parameters (not tool.parameters). The input is not read: it is"
+    ' only the sole positional string of the run span\'s recorded call (input.value {"args":'
+    ' [request], "reset": true}); no model span is recorded (it wraps Model.__call__ and'
+    " ToolCallingAgent.step, which smolagents 1.26 never calls). Calls, order, results,"
+    " the refused refund, answer and session are read",
 }
 
 
