@@ -170,6 +170,14 @@ NOT_READ = {
     " args[0].role and the root's crew_agents[].role / crew_tasks[].agent_role; the input"
     " is not read: only the root's input.value {args: [], inputs: {customer_message}} (and"
     " crew_inputs), the kickoff's template variables. Answer and session are read",
+    "langroid-openinference": "no tool span; Langroid re-serialises the model's tool calls"
+    " into the next request's history from its ToolMessage objects, adding its routing"
+    ' field to the arguments ({..., "request": "lookup_invoice"} in input.value and'
+    " llm.input_messages.N.message.tool_calls.M.tool_call.function.arguments), while the"
+    " reply (output.value, llm.output_messages) has the model's own arguments: the history's"
+    " copy of each call (same id, same name) never equals the requested call"
+    " (rebuilt._same compares arguments), so no call is paired with its tool message: every"
+    " call reads unexecuted, without result, and the refused refund without its error",
 }
 
 
