@@ -165,6 +165,7 @@ CAPTURED = {
     "crewai-traceai",
     "openai-agents-langsmith",
     "smolagents-traceai",
+    "langroid-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -181,6 +181,14 @@ NOT_READ = {
     ' [request], "reset": true}); no model span is recorded (it wraps Model.__call__ and'
     " ToolCallingAgent.step, which smolagents 1.26 never calls). Calls, order, results,"
     " the refused refund, answer and session are read",
+    "langroid-openinference": "no tool span; Langroid re-serialises the model's tool calls"
+    " into the next request's history from its ToolMessage objects, adding its routing"
+    ' field to the arguments ({..., "request": "lookup_invoice"} in input.value and'
+    " llm.input_messages.N.message.tool_calls.M.tool_call.function.arguments), while the"
+    " reply (output.value, llm.output_messages) has the model's own arguments: the history's"
+    " copy of each call (same id, same name) never equals the requested call"
+    " (rebuilt._same compares arguments), so no call is paired with its tool message: every"
+    " call reads unexecuted, without result, and the refused refund without its error",
 }
 
 
