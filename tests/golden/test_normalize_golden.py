@@ -166,6 +166,7 @@ CAPTURED = {
     "openai-agents-langsmith",
     "smolagents-traceai",
     "langroid-openinference",
+    "vercel-ai-traceloop",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
