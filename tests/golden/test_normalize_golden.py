@@ -163,6 +163,7 @@ CAPTURED = {
     "google-adk-traceai",
     "anthropic-client-logfire",
     "crewai-traceai",
+    "pydantic-ai-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
