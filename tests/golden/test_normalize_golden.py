@@ -167,6 +167,7 @@ CAPTURED = {
     "smolagents-traceai",
     "langroid-openinference",
     "vercel-ai-traceloop",
+    "pydantic-ai-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

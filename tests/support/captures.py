@@ -162,6 +162,17 @@ NOT_READ = {
     " and content (gen_ai.input.messages), dropping is_error: true; no tool span, every"
     " span status OK: the refused refund is only its text, 'RefundWindowExpired: ...',"
     " which names no error word, so it reads as an ordinary result",
+    "pydantic-ai-mlflow": "MLflow's pydantic-ai autolog writes pydantic-ai's own message"
+    " dumps: messages without a role ({kind: request|response, parts: [{part_kind:"
+    " user-prompt|text|tool-call|tool-return, content | tool_name, args, tool_call_id}]}),"
+    " which no reader opens (role_of reads role/type, part_kind() type/__class__/block_type):"
+    " the input is not read (the model span's request and the root's {user_prompt}), the"
+    " model replies' tool-call parts are not read as requests, so the executed tool spans"
+    " (which carry no id) get no call id; the agent reads as the span name 'Agent.run' (its"
+    " name is the AGENT span's bare JSON-quoted name attribute) and the session is not read"
+    " (only as conversation_id inside the root's input/output JSON, and in every request"
+    " message). Calls, order, parallel group, arguments, results, the refused refund, the"
+    " answer and the model-step counts are read right",
     "crewai-traceai": "traceai-crewai 0.1.8 wraps Crew.kickoff, Task._execute_core and"
     " ToolUsage._use only; CrewAI 1.15's native function calling never goes through"
     " ToolUsage._use and no provider is instrumented, so a turn is two spans (kickoff CHAIN"
