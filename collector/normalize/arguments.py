@@ -185,5 +185,31 @@ def by_position(arguments: Arguments, names: list[str] | None) -> Any:
     return {**bound, **keywords}
 
 
+def declared_members(value: Any, names: list[str] | None) -> dict[str, Any] | None:
+    """The tool's own arguments out of a recorded Python call written flat: an empty
+    ``args`` (no positional values; ``[]``, or ``{}`` where a recorder writes an empty
+    tuple so) beside the keyword arguments and the recorder's scalar flags, with no
+    ``kwargs`` (traceAI: ``{"args": {}, "invoice_id": 1042, "sanitize_inputs_outputs":
+    true}``). Only the tool's declared parameter ``names`` tell its arguments from the
+    flags, so None without them, and None unless every other member is ``args`` or a
+    flag (rule 72)."""
+    if not isinstance(value, dict) or names is None or "kwargs" in value:
+        return None
+    positional = value.get("args", _ABSENT)
+    if positional is _ABSENT or "args" in names or positional not in ([], {}):
+        return None
+    declared = frozenset(names)
+    found: dict[str, Any] = {}
+    for key, member in value.items():
+        if key in declared:
+            found[key] = member
+        elif key != "args" and not _is_flag(member):
+            return None
+    return found
+
+
+_ABSENT: Final = object()
+
+
 def _is_flag(value: Any) -> bool:
     return value is None or isinstance(value, bool | int | float | str)

@@ -56,7 +56,32 @@ def role_of(message: Any) -> str | None:
     if message.get("lc") is not None and isinstance(ident, list) and ident:
         return _LC_CLASS_ROLES.get(str(ident[-1]))
     kind = message.get("type")
-    return kind.lower() if isinstance(kind, str) else None
+    if isinstance(kind, str):
+        return kind.lower()
+    return _side_of(message) if "kind" in message else None
+
+
+def _side_of(message: dict[str, Any]) -> str | None:
+    """The role of a message recorded without one, as pydantic-ai's own messages are
+    (``{"kind": "request" | "response", "parts": [{"part_kind": …}]}``): a response is
+    the assistant's; a request is the user's when it holds the user's prompt, a tool
+    message when it holds only tool returns (or retry prompts), a system message when
+    only system prompts."""
+    kind = message.get("kind")
+    if kind == "response":
+        return "assistant"
+    parts = message.get("parts")
+    if kind != "request" or not isinstance(parts, list) or not parts:
+        return None
+    kinds = {part.get("part_kind") for part in parts if isinstance(part, dict)}
+    if "user-prompt" in kinds:
+        return "user"
+    if kinds and kinds <= _TOOL_RETURN_PARTS:
+        return "tool"
+    return "system" if kinds == {"system-prompt"} else None
+
+
+_TOOL_RETURN_PARTS: Final = frozenset({"tool-return", "retry-prompt"})
 
 
 def text_of_content(content: Any) -> str | None:
@@ -77,7 +102,9 @@ def _part_text(part: Any) -> str | None:
     kind = part.get("type")
     if kind is None:
         kind = part.get("block_type")  # (LlamaIndex's blocks)
-    if kind not in (None, "text", "output_text", "input_text"):
+        if kind is None:
+            kind = part.get("part_kind")  # (pydantic-ai's parts)
+    if kind not in (None, "text", "output_text", "input_text", "user-prompt"):
         return None  # tool_call, reasoning, images … are not the text of the message
     value = part.get("content") if "content" in part else part.get("text")
     return value if isinstance(value, str) else None
@@ -286,9 +313,11 @@ def block_calls(blocks: Any) -> list[RequestedCall]:
 
 
 def part_kind(part: dict[str, Any]) -> Any:
-    """A content part's or block's kind: ``type``, ``__class__`` (a dumped object) or
-    ``block_type`` (LlamaIndex's blocks)."""
-    return part.get("type") or part.get("__class__") or part.get("block_type")
+    """A content part's or block's kind: ``type``, ``__class__`` (a dumped object),
+    ``block_type`` (LlamaIndex's blocks) or ``part_kind`` (pydantic-ai's parts)."""
+    return (
+        part.get("type") or part.get("__class__") or part.get("block_type") or part.get("part_kind")
+    )
 
 
 def part_call(part: dict[str, Any]) -> RequestedCall | None:

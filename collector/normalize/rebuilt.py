@@ -139,11 +139,26 @@ def _answers_after(messages: list[Message], m: int) -> list[Answer]:
 
 
 def _same(seen: RequestedCall, call: RequestedCall) -> bool:
+    """Whether ``seen`` (a call in a later request's history) is ``call``: the same name,
+    no other id, and equal arguments where both record them. With the same id, the
+    history may add arguments (rule 71): frameworks that rebuild the call from their own
+    tool object write fields of theirs beside the model's (Langroid's ``request``); a
+    value that differs on a key both hold still tells two calls apart (ids are reused
+    across turns by some SDKs)."""
     if seen.name != call.name:
         return False
     if seen.call_id is not None and call.call_id is not None and seen.call_id != call.call_id:
         return False
-    return seen.args is None or call.args is None or seen.args == call.args
+    if seen.args is None or call.args is None or seen.args == call.args:
+        return True
+    return seen.call_id is not None and call.call_id is not None and _extends(seen.args, call.args)
+
+
+def _extends(more: object, args: object) -> bool:
+    """Whether object ``more`` holds every member of object ``args``, equal."""
+    if not isinstance(more, dict) or not isinstance(args, dict) or len(more) <= len(args):
+        return False
+    return all(key in more and more[key] == value for key, value in args.items())
 
 
 def _may_answer(span: Span) -> bool:

@@ -10,7 +10,14 @@ from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize import kinds
-from collector.normalize.arguments import Arguments, bind, by_position, chosen, parse_arguments
+from collector.normalize.arguments import (
+    Arguments,
+    bind,
+    by_position,
+    chosen,
+    declared_members,
+    parse_arguments,
+)
 from collector.normalize.conventions import (
     agentops,
     chat_events,
@@ -68,6 +75,8 @@ def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
         found = genkit.agent_name(span)
     if found is None and agentops.SPAN_KIND in span.attributes:
         found = agentops.agent_name(span)
+    if found is None and mlflow.SPAN_TYPE in span.attributes:
+        found = mlflow.agent_name(span)
     return found
 
 
@@ -146,7 +155,7 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
             args, raw_args = request.args, request.raw_args
         else:
             requested = request.args if request is not None else None
-            parameters = draft.span.attributes.get(openinference.TOOL_PARAMETERS)
+            parameters = openinference.tool_parameters(draft.span)
             args = _positional(arguments, draft.name, parameters, _definitions(joined), requested)
     result: Any
     if draft.result_deferred:
@@ -172,7 +181,7 @@ class DeferredArguments:
     def __init__(self, raw: str | None, draft: ToolDraft, joined: Joined) -> None:
         self.raw, self.name = raw, draft.name
         self.requested = joined.request.args if joined.request is not None else None
-        self.parameters = draft.span.attributes.get(openinference.TOOL_PARAMETERS)
+        self.parameters = openinference.tool_parameters(draft.span)
         llm = joined.llm
         self.definitions = llm.span.attributes.get(genai.TOOL_DEFINITIONS) if llm else None
 
@@ -209,6 +218,11 @@ def _positional(
     so positions may shift), and only a binding that agrees with the request on the
     names both give; else the call as recorded, as before."""
     if not arguments.positional:
+        value = arguments.value
+        if parameters is not None and isinstance(value, dict) and "args" in value:
+            flat = declared_members(value, parameter_names(parameters, None))
+            if flat is not None and (not isinstance(requested, dict) or flat == requested):
+                return flat
         return chosen(arguments, requested)
     names = parameter_names(parameters, None)
     if names is None and definitions is not None and requested is None:
@@ -236,7 +250,7 @@ def _single_parameter(draft: ToolDraft, joined: Joined) -> str | None:
     requested = joined.request.args if joined.request is not None else None
     llm = joined.llm
     definitions = llm.span.attributes.get(genai.TOOL_DEFINITIONS) if llm is not None else None
-    parameters = draft.span.attributes.get(openinference.TOOL_PARAMETERS)
+    parameters = openinference.tool_parameters(draft.span)
     return _parameter_of(draft.name, requested, parameters, definitions)
 
 

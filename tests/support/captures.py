@@ -62,7 +62,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
 # recorded (Laminar's ``@observe`` on a plain loop names only the span). Read right (the
 # label tests hold); a user selects their runs by root-span attributes or tools called, so
 # the verdict tests, which give every capture the example specs, leave them out.
-UNSELECTABLE = frozenset({"openai-client-laminar"})
+UNSELECTABLE = frozenset({"openai-client-laminar", "smolagents-traceai"})
 # Captures whose agent or session the instrumentation records only under keys of its own
 # or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
 # docs/instrument-your-agent.md gives each): Logfire records the OpenAI Agents SDK's
@@ -155,24 +155,13 @@ NOT_READ = {
     " dropped) and no model call (it patches Model.__call__, which smolagents 1.26 never"
     " calls): the calls read as 'SimpleTool' with their arguments still in the"
     " {sanitize_inputs_outputs, kwargs} call envelope, final_answer as an executed"
-    " FinalAnswerTool call, and the root's input ({task, reset}), answer ({_value}) and agent"
-    " (its bare name attribute) are not read",
+    " FinalAnswerTool call, and the root's input ({task, reset}) and answer ({_value}) are"
+    " not read (its agent is: the AGENT span's bare name attribute, since session 22)",
     "anthropic-client-traceloop/tool_error": "OpenLLMetry's anthropic instrumentation"
     " rewrites each tool_result block as a GenAI tool_call_response part with only its id"
     " and content (gen_ai.input.messages), dropping is_error: true; no tool span, every"
     " span status OK: the refused refund is only its text, 'RefundWindowExpired: ...',"
     " which names no error word, so it reads as an ordinary result",
-    "pydantic-ai-mlflow": "MLflow's pydantic-ai autolog writes pydantic-ai's own message"
-    " dumps: messages without a role ({kind: request|response, parts: [{part_kind:"
-    " user-prompt|text|tool-call|tool-return, content | tool_name, args, tool_call_id}]}),"
-    " which no reader opens (role_of reads role/type, part_kind() type/__class__/block_type):"
-    " the input is not read (the model span's request and the root's {user_prompt}), the"
-    " model replies' tool-call parts are not read as requests, so the executed tool spans"
-    " (which carry no id) get no call id; the agent reads as the span name 'Agent.run' (its"
-    " name is the AGENT span's bare JSON-quoted name attribute) and the session is not read"
-    " (only as conversation_id inside the root's input/output JSON, and in every request"
-    " message). Calls, order, parallel group, arguments, results, the refused refund, the"
-    " answer and the model-step counts are read right",
     "crewai-traceai": "traceai-crewai 0.1.8 wraps Crew.kickoff, Task._execute_core and"
     " ToolUsage._use only; CrewAI 1.15's native function calling never goes through"
     " ToolUsage._use and no provider is instrumented, so a turn is two spans (kickoff CHAIN"
@@ -182,24 +171,11 @@ NOT_READ = {
     " args[0].role and the root's crew_agents[].role / crew_tasks[].agent_role; the input"
     " is not read: only the root's input.value {args: [], inputs: {customer_message}} (and"
     " crew_inputs), the kickoff's template variables. Answer and session are read",
-    "smolagents-traceai": "traceai-smolagents 0.1.5 records each tool call as the Python call"
-    " Tool.__call__(*args, sanitize_inputs_outputs=True, **kwargs), the keyword arguments"
-    ' spread beside an empty args written as {} (input.value {"args": {}, "customer_id":'
-    ' 17, "invoice_id": 1042, "sanitize_inputs_outputs": true}, no kwargs member): the'
-    " arguments read with args and the flag in them; the tool's declared parameters are on"
-    " the span as gen_ai.tool.parameters (not tool.parameters). The input is not read: it is"
-    ' only the sole positional string of the run span\'s recorded call (input.value {"args":'
-    ' [request], "reset": true}); no model span is recorded (it wraps Model.__call__ and'
-    " ToolCallingAgent.step, which smolagents 1.26 never calls). Calls, order, results,"
-    " the refused refund, answer and session are read",
-    "langroid-openinference": "no tool span; Langroid re-serialises the model's tool calls"
-    " into the next request's history from its ToolMessage objects, adding its routing"
-    ' field to the arguments ({..., "request": "lookup_invoice"} in input.value and'
-    " llm.input_messages.N.message.tool_calls.M.tool_call.function.arguments), while the"
-    " reply (output.value, llm.output_messages) has the model's own arguments: the history's"
-    " copy of each call (same id, same name) never equals the requested call"
-    " (rebuilt._same compares arguments), so no call is paired with its tool message: every"
-    " call reads unexecuted, without result, and the refused refund without its error",
+    "pydantic-ai-mlflow/multi_turn": "MLflow's session (mlflow.tracing.context(session_id=...))"
+    " is trace metadata its OTLP export leaves out; the conversation id the user gave"
+    " pydantic-ai is only inside the recorded payloads (the root's input JSON on the first"
+    " turn, its output state and every request message's conversation_id): no attribute"
+    " records a session (not read: a session taken out of payload JSON was declined)",
 }
 
 

@@ -134,6 +134,13 @@ def tool_name(span: Span) -> str | None:
     return quoted_text(span.attributes.get(TOOL_NAME)) if span_type(span) == "TOOL" else None
 
 
+def agent_name(span: Span) -> str | None:
+    """An agent span's bare ``name`` attribute: MLflow's autologs copy the agent object's
+    public fields onto its span (pydantic-ai's and smolagents' ``name``), as they copy a
+    tool's onto a tool span (``tool_name``)."""
+    return quoted_text(span.attributes.get(TOOL_NAME)) if span_type(span) == "AGENT" else None
+
+
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     if not _is_model(span):
         return None
@@ -142,7 +149,9 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
         reply = history[-1]
     found = openai_tool_calls(_tool_call_items(reply, 0))
     if not found and isinstance(reply, dict):
-        return block_calls(reply.get("blocks"))  # (LlamaIndex: the call only as a block)
+        found = block_calls(reply.get("blocks"))  # (LlamaIndex: the call only as a block)
+        if not found and role_of(reply) in ASSISTANT_ROLES:
+            found = block_calls(reply.get("parts"))  # (pydantic-ai's response: call parts)
     return found
 
 

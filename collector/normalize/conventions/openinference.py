@@ -45,6 +45,8 @@ _KINDS: Final = frozenset(
 TOOL_NAME: Final = "tool.name"
 TOOL_IDS: Final = ("tool.id", "tool_call.id")  # in the spec; no instrumentor we ran emits them
 TOOL_PARAMETERS: Final = "tool.parameters"  # JSON schema of the tool (single-parameter binding)
+# The same under a GenAI name (traceAI writes OpenInference's vocabulary so: rule 69).
+GENAI_TOOL_PARAMETERS: Final = "gen_ai.tool.parameters"
 INPUT_VALUE: Final = "input.value"
 OUTPUT_VALUE: Final = "output.value"
 AGENT_NAME: Final = "agent.name"
@@ -66,6 +68,7 @@ KEYS: Final[tuple[str, ...]] = (
     TOOL_NAME,
     *TOOL_IDS,
     TOOL_PARAMETERS,
+    GENAI_TOOL_PARAMETERS,
     INPUT_VALUE,
     OUTPUT_VALUE,
     AGENT_NAME,
@@ -100,6 +103,13 @@ _MAX_INDEX: Final = 256  # bounds the flattened-family walk on hostile data
 _CREWAI_CHAT_HISTORY: Final = (
     "\n\nYou are a member of a crew collaborating to achieve a common goal."
 )
+
+
+def tool_parameters(span: Span) -> AttrValue:
+    """The tool's declared parameters (a schema) a tool span records, under either name."""
+    attributes = span.attributes
+    found = attributes.get(TOOL_PARAMETERS)
+    return attributes.get(GENAI_TOOL_PARAMETERS) if found is None else found
 
 
 def span_kind(attributes: Mapping[str, AttrValue]) -> AttrValue:
@@ -295,7 +305,7 @@ def run_input(span: Span) -> str | None:
     description = task_request(span)
     if description is not None:  # CrewAI task span: input.value is the whole task prompt
         return description
-    return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True)
+    return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True, call=True)
 
 
 def task_request(span: Span) -> str | None:
@@ -317,8 +327,11 @@ def run_output(span: Span) -> str | None:
     return _value_text(span.attributes.get(OUTPUT_VALUE), ASSISTANT_ROLES, plain=True)
 
 
-def _value_text(value: Any, roles: frozenset[str], *, plain: bool) -> str | None:
-    """Text of an ``input.value``/``output.value``: messages, ``{"input"|"output": str}``, text."""
+def _value_text(
+    value: Any, roles: frozenset[str], *, plain: bool, call: bool = False
+) -> str | None:
+    """Text of an ``input.value``/``output.value``: messages, ``{"input"|"output": str}``,
+    text; with ``call``, also a recorded Python call given one text (``_called_with``)."""
     raw = text(value)
     if raw is None:
         return None
@@ -332,4 +345,26 @@ def _value_text(value: Any, roles: frozenset[str], *, plain: bool) -> str | None
         for key in ("input", "output"):
             if isinstance(parsed.get(key), str):
                 return str(parsed[key])
+        if call:
+            return _called_with(parsed)
+    return found
+
+
+def _called_with(call: dict[str, Any]) -> str | None:
+    """The one text a run was called with, where the instrumentation records the call
+    (``{"args": ["<question>"], "reset": true}``: traceAI's record of smolagents'
+    ``run(task, reset=...)``): ``args`` holding exactly one text, and beside it no
+    keyword arguments, only the recorder's flags and empty values (rule 73)."""
+    positional = call.get("args")
+    if not isinstance(positional, list) or len(positional) != 1:
+        return None
+    found = positional[0]
+    if not isinstance(found, str) or not found:
+        return None
+    for key, member in call.items():
+        if key == "args" or member is None or isinstance(member, bool | int | float):
+            continue
+        if member in ({}, [], ""):
+            continue
+        return None
     return found

@@ -69,3 +69,145 @@ def test_a_wrapper_without_tool_definitions_stays_a_wrapper() -> None:
     assert run(*langsmith_run({})).agent == "support turn"
     empty = run(*langsmith_run({"gen_ai.tool.definitions": ""}))
     assert empty.agent == "support turn"
+
+
+# Rule 71: a framework that rebuilds the model's call from its own tool object writes the
+# history's copy with a field of its own (Langroid's ``request``); no tool span runs it.
+
+
+def chat(n: int, history: list[dict[str, Any]], reply: dict[str, Any]) -> Span:
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                  "gen_ai.input.messages": json.dumps(history),
+                  "gen_ai.output.messages": json.dumps([reply])}  # fmt: skip
+    return span(n, "chat m", attributes, parent=1, start=n * 10, end=n * 10 + 5)
+
+
+def asked(call_id: str, **args: Any) -> dict[str, Any]:
+    call = {"id": call_id, "type": "function",
+            "function": {"name": "lookup", "arguments": json.dumps(args)}}  # fmt: skip
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+USER = {"role": "user", "content": "Find 1"}
+
+
+def rebuilt_run(history_args: dict[str, Any]) -> list[Span]:
+    answered = [USER, asked("c1", **history_args),
+                {"role": "tool", "tool_call_id": "c1", "content": "found 42"}]  # fmt: skip
+    return [
+        span(1, "turn", {"openinference.span.kind": "AGENT", "agent.name": "shop"}),
+        chat(2, [USER], asked("c1", x=1)),
+        chat(3, answered, {"role": "assistant", "content": "It is 42."}),
+    ]
+
+
+def test_a_history_call_with_the_same_id_may_add_fields() -> None:
+    (step,) = run(*rebuilt_run({"x": 1, "request": "lookup"})).tool_calls
+    assert (step.args, step.result, step.executed) == ({"x": 1}, "found 42", True)
+
+
+def test_a_history_call_differing_on_a_shared_field_is_another_call() -> None:
+    (step,) = run(*rebuilt_run({"x": 2, "request": "lookup"})).tool_calls
+    assert (step.result, step.executed) == (None, False)
+
+
+# Rules 72 and 73: a Python call recorded flat (traceAI over smolagents): an empty ``args``
+# beside the keyword arguments and the recorder's flags; the run's ``args`` one text.
+
+SCHEMA = json.dumps({"invoice_id": {"type": "integer"}, "reason": {"type": "string"}})
+
+
+def flat_tool(recorded: dict[str, Any], **extra: Any) -> Span:
+    attributes = {"gen_ai.span.kind": "TOOL", "gen_ai.tool.name": "refund",
+                  "input.value": json.dumps(recorded), "output.value": "ok", **extra}  # fmt: skip
+    return span(2, "SimpleTool", attributes, parent=1)
+
+
+def flat_run(recorded: dict[str, Any], run_input: Any = None, **extra: Any) -> Any:
+    called = {"args": ["Refund invoice 7"], "reset": True} if run_input is None else run_input
+    recorded_run = {"gen_ai.span.kind": "AGENT", "input.value": json.dumps(called),
+                    "output.value": "Done."}  # fmt: skip
+    root = span(1, "Agent.run", recorded_run)
+    return run(root, flat_tool(recorded, **extra))
+
+
+FLAT = {"args": {}, "invoice_id": 7, "reason": "dup", "sanitize_inputs_outputs": True}
+
+
+def test_a_flat_call_is_read_as_the_tools_declared_parameters() -> None:
+    (step,) = flat_run(FLAT, **{"gen_ai.tool.parameters": SCHEMA}).tool_calls
+    assert step.args == {"invoice_id": 7, "reason": "dup"}
+    (same,) = flat_run(FLAT, **{"tool.parameters": SCHEMA}).tool_calls  # OpenInference's name
+    assert same.args == {"invoice_id": 7, "reason": "dup"}
+
+
+def test_a_flat_call_is_left_as_recorded_without_a_schema_or_with_a_structured_extra() -> None:
+    (step,) = flat_run(FLAT).tool_calls  # a flag cannot be told from a boolean parameter
+    assert step.args == FLAT
+    nested = {**FLAT, "context": {"user": 1}}  # (not a flag: maybe an argument undeclared)
+    (kept,) = flat_run(nested, **{"gen_ai.tool.parameters": SCHEMA}).tool_calls
+    assert kept.args == nested
+    positional = {**FLAT, "args": [7]}  # (positional values: ``by_position``'s business)
+    (bound,) = flat_run(positional, **{"gen_ai.tool.parameters": SCHEMA}).tool_calls
+    assert bound.args == positional
+
+
+def test_a_run_called_with_one_text_takes_it_as_its_input() -> None:
+    assert flat_run(FLAT).input == "Refund invoice 7"
+    later_turn = {"args": ["And invoice 8?"], "reset": {}}  # (falsy values written as {})
+    assert flat_run(FLAT, later_turn).input == "And invoice 8?"
+    two = {"args": ["Refund invoice 7", "now"], "reset": True}
+    assert flat_run(FLAT, two).input is None
+    with_options = {"args": ["Refund invoice 7"], "images": ["a.png"]}
+    assert flat_run(FLAT, with_options).input is None
+
+
+# pydantic-ai's own messages (MLflow's pydantic-ai autolog records them): no role, a
+# ``kind`` and parts of a ``part_kind``.
+
+
+def mlflow_llm(n: int, messages: list[Any], reply: Any) -> Span:
+    return mlflow_json(n, "Model.request", "LLM", 1, {"messages": messages}, reply)
+
+
+def mlflow_json(  # noqa: PLR0917 - the span's fields, in the order a tree reads
+    n: int, title: str, kind: str, parent: int, inputs: Any, outputs: Any, **extra: Any
+) -> Span:
+    attributes = {"mlflow.spanType": json.dumps(kind), "mlflow.spanInputs": json.dumps(inputs),
+                  "mlflow.spanOutputs": json.dumps(outputs), **extra}  # fmt: skip
+    return span(n, title, attributes, parent=parent, start=n * 10, end=n * 10 + 5)
+
+
+PROMPT = {"kind": "request", "instructions": "Be brief.",
+          "parts": [{"part_kind": "system-prompt", "content": "You sell music."},
+                    {"part_kind": "user-prompt", "content": "Refund invoice 7"}]}  # fmt: skip
+CALLED = {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "refund",
+          "args": json.dumps({"invoice_id": 7}), "tool_call_id": "c1", "id": None}]}  # fmt: skip
+RETURNED = {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "refund",
+            "content": "refunded", "tool_call_id": "c1", "outcome": "success"}]}  # fmt: skip
+ANSWERED = {"kind": "response", "parts": [{"part_kind": "text", "content": "Refunded."}]}
+
+
+def pydantic_ai_run(agent_name: str = '"shop"') -> Any:
+    return run(
+        mlflow_json(1, "Agent.run", "AGENT", 0, {"user_prompt": "Refund invoice 7"},
+                    {"output": "Refunded."}, name=agent_name),
+        mlflow_llm(2, [PROMPT], CALLED),
+        mlflow_json(3, "refund", "TOOL", 1, {"invoice_id": 7}, "refunded"),
+        mlflow_llm(4, [PROMPT, CALLED, RETURNED], ANSWERED),
+    )  # fmt: skip
+
+
+def test_pydantic_ai_messages_take_their_role_from_kind_and_parts() -> None:
+    """A request holding the user's prompt is the user's (its text the prompt part's, not
+    the system prompt's), a response the assistant's: the run's input, and the reply's
+    tool-call parts are the requests (the tool span takes the call's id)."""
+    trajectory = pydantic_ai_run()
+    (step,) = trajectory.tool_calls
+    assert (step.call_id, step.args, step.result) == ("c1", {"invoice_id": 7}, "refunded")
+    assert (trajectory.input, trajectory.output) == ("Refund invoice 7", "Refunded.")
+
+
+def test_an_mlflow_agent_span_is_named_by_its_bare_name_attribute() -> None:
+    assert pydantic_ai_run().agent == "shop"
+    assert run(mlflow_json(1, "Agent.run", "CHAIN", 0, {}, {}, name='"shop"')).agent != "shop"
