@@ -163,6 +163,7 @@ CAPTURED = {
     "google-adk-traceai",
     "anthropic-client-logfire",
     "crewai-traceai",
+    "dspy-langtrace",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -262,6 +263,8 @@ CALL_IDS_NOT_RECORDED = {
     # MLflow's smolagents autolog records no model call (it patches ``Model.__call__``,
     # which smolagents 1.26 never calls) and tool spans without ids
     "smolagents-mlflow",
+    # DSPy's ReAct (the model writes its calls as ChatAdapter text) traced by Langtrace
+    "dspy-langtrace",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.

@@ -80,6 +80,9 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
         "agent_name": "openai.agents.turn.agent_name",
         "session_id": "lmnr.association.properties.session_id",
     },
+    # Langtrace's "custom span naming" (its only way to name a DSPy program): the name is
+    # appended to every span's name and written as ``langtrace.span.name`` on each span
+    "dspy-langtrace": {"agent_name": "langtrace.span.name"},
 }
 
 
@@ -170,6 +173,17 @@ NOT_READ = {
     " args[0].role and the root's crew_agents[].role / crew_tasks[].agent_role; the input"
     " is not read: only the root's input.value {args: [], inputs: {customer_message}} (and"
     " crew_inputs), the kickoff's template variables. Answer and session are read",
+    "dspy-langtrace": "Langtrace (3.8.21) records no tool span for DSPy's ReAct: the calls,"
+    " arguments and results exist only as DSPy's ChatAdapter text ([[ ## next_tool_name ## ]]"
+    " sections of each gen_ai.completion, [[ ## observation_N ## ]] in the next gen_ai.prompt)"
+    " and in the ReAct span's dspy.signature.result JSON (trajectory.tool_name_N /"
+    " tool_args_N / observation_N), which no rule reads: no tool call is read, and the refused"
+    " refund only as 'Execution error in refund: ...' text. Each model call is two sibling"
+    " spans (LiteLLM's, with the reply, and the openai client's inside it in time, without"
+    " one: no response id to join them): twice the model steps, and the last call's layer"
+    " has no reply, so no answer is read; the input reads as the whole ChatAdapter user"
+    " message (the request only in the root's dspy.signature.args, a Python dict repr)."
+    " Session read; agent read with the mapping",
 }
 
 
