@@ -168,6 +168,7 @@ CAPTURED = {
     "langroid-openinference",
     "vercel-ai-traceloop",
     "pydantic-ai-mlflow",
+    "dspy-langtrace",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -273,6 +274,8 @@ CALL_IDS_NOT_RECORDED = {
     # traceAI's smolagents instrumentation records no model call (it wraps
     # ``Model.__call__``, which smolagents 1.26 never calls) and tool spans without ids
     "smolagents-traceai",
+    # DSPy's ReAct (the model writes its calls as ChatAdapter text) traced by Langtrace
+    "dspy-langtrace",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.

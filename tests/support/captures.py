@@ -81,6 +81,9 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
         "agent_name": "openai.agents.turn.agent_name",
         "session_id": "lmnr.association.properties.session_id",
     },
+    # Langtrace's "custom span naming" (its only way to name a DSPy program): the name is
+    # appended to every span's name and written as ``langtrace.span.name`` on each span
+    "dspy-langtrace": {"agent_name": "langtrace.span.name"},
 }
 
 
@@ -176,6 +179,17 @@ NOT_READ = {
     " pydantic-ai is only inside the recorded payloads (the root's input JSON on the first"
     " turn, its output state and every request message's conversation_id): no attribute"
     " records a session (not read: a session taken out of payload JSON was declined)",
+    "dspy-langtrace": "Langtrace (3.8.21) records no tool span for DSPy's ReAct: the calls,"
+    " arguments and results exist only as DSPy's ChatAdapter text ([[ ## next_tool_name ## ]]"
+    " sections of each gen_ai.completion, [[ ## observation_N ## ]] in the next gen_ai.prompt)"
+    " and in the ReAct span's dspy.signature.result JSON (trajectory.tool_name_N /"
+    " tool_args_N / observation_N), which no rule reads: no tool call is read, and the refused"
+    " refund only as 'Execution error in refund: ...' text. Each model call is two sibling"
+    " spans (LiteLLM's, with the reply, and the openai client's inside it in time, without"
+    " one: no response id to join them): twice the model steps, and the last call's layer"
+    " has no reply, so no answer is read; the input reads as the whole ChatAdapter user"
+    " message (the request only in the root's dspy.signature.args, a Python dict repr)."
+    " Session read; agent read with the mapping",
 }
 
 
