@@ -56,6 +56,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "google-adk-traceai",
         "crewai-traceai",
         "smolagents-traceai",
+        "google-adk-agentops",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -190,6 +191,16 @@ NOT_READ = {
     " has no reply, so no answer is read; the input reads as the whole ChatAdapter user"
     " message (the request only in the root's dspy.signature.args, a Python dict repr)."
     " Session read; agent read with the mapping",
+    "google-adk-agentops": "AgentOps 0.4.21's Google ADK instrumentor records no tool span on"
+    " ADK 2.13 (its __call_tool_async wrapper finds nothing) and misses ADK's own tracer, so"
+    " the calls, order, call ids, model steps, agent and session are read from ADK's native"
+    " spans (no content, ADK's switch off); every argument, result, the refused refund's"
+    " error, the input and the answer are only in AgentOps' adk.llm.<model> spans"
+    " (agentops.span.kind 'request', read as 'other'), in the flattened layout without"
+    " gen_ai.request.type: gen_ai.prompt.N.{role, content}, gen_ai.prompt.N.function_call."
+    "{name, args, id}, gen_ai.prompt.N.function_response.{name, result, id} (the refund's"
+    " {status: error, error_message}), gen_ai.completion.0.tool_calls.J.{name, arguments, id}"
+    " and gen_ai.completion.0.content, which no rule reads",
 }
 
 
