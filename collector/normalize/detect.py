@@ -247,11 +247,14 @@ def _read_by_evidence(span: Span, family: str) -> bool:
 
 def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:
     """A vendor's role, unless it only says "wrapper" (a chain, a task, an unknown kind)
-    and the span itself shows what it is: a GenAI model-call operation, or a tool's name
-    with the arguments of its call, or the tool definitions the GenAI conventions record
-    only on model calls and agent invocations (``gen_ai.tool.definitions``: a wrapper
-    that records them and is no model call invokes an agent; LangSmith writes the OpenAI
-    Agents SDK's agent span as a ``chain`` holding them). (OpenLLMetry's LlamaIndex
+    and the span itself shows what it is: a GenAI model-call operation; a tool's name
+    with the arguments of its call; the tool definitions the GenAI conventions record
+    only on model calls and agent invocations (rule 77: ``gen_ai.tool.definitions``, so
+    a wrapper that records them invokes an agent: LangSmith writes the OpenAI Agents
+    SDK's agent span as a ``chain`` holding them); or a model request and the
+    assistant's reply in the flattened layout (rule 78: ``gen_ai.prompt.N.*`` and an
+    assistant ``gen_ai.completion.0.role``; the layout is the evidence, whatever marks
+    the request type: AgentOps' ``request`` spans over ADK). (OpenLLMetry's LlamaIndex
     instrumentation marks every span a ``task``, its model calls and tool calls too.)"""
     if role is not None and role is not Role.CHAIN and role is not Role.OTHER:
         return role
@@ -263,6 +266,8 @@ def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:
         or isinstance(attributes.get(openinference.TOOL_NAME), str)
     ):
         return Role.TOOL
+    if traceloop.flattened_exchange(attributes):
+        return Role.LLM  # (before the definitions: a model call records them too)
     if attributes.get(genai.TOOL_DEFINITIONS):
         return Role.AGENT
     return role or Role.OTHER

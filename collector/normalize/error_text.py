@@ -36,6 +36,12 @@ _ERROR_SENTENCE: Final = re.compile(
     r"(?: while| during| when|[.:!]|\s*$)"
     r"|Failed to\b[^\n]{0,400}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
 )
+# A Python traceback handed to the model as the result (DSPy's ReAct: "Execution error in
+# refund: \nTraceback (most recent call last): … StoreError: RefundWindowExpired: …"):
+# the language's own report of an exception, whatever the framework writes before it,
+# when it ends in the exception's line (rule 75).
+_TRACEBACK: Final = "Traceback (most recent call last):"
+_RAISED: Final = re.compile(r"\n[ \t]*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n]*\s*\Z")
 _MAX_SENTENCE_CHARS: Final = 600
 _OPENING_CHARS: Final = 64  # where those sentences must begin, quotes and white space allowed
 _AFTER_ERROR_FIELD: Final = frozenset("\"'\\=")
@@ -48,6 +54,8 @@ def error_text(text: str) -> str | None:
     if _ERROR_OPENING.match(text):
         return text
     if len(text) <= _MAX_SENTENCE_CHARS and _ERROR_SENTENCE.match(text):
+        return text
+    if _TRACEBACK in text and _RAISED.search(text):
         return text
     return None
 
@@ -67,6 +75,7 @@ def error_hint(raw: str) -> bool:
         or ("x" in raw and _word_hint(raw, "xception"))
         or raw.find("occurred", 0, _OPENING_CHARS) >= 0  # (both sentences open the text)
         or raw.find("Failed to", 0, _OPENING_CHARS) >= 0
+        or _TRACEBACK in raw
     )
 
 

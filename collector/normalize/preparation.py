@@ -9,6 +9,12 @@ of a model call â€” no token counts, no requested tool calls, no message text â€
 with no other step between them and under the same parent, by a model span of the
 same model (or of none) that does record them, is that call's preparation. The call
 keeps its own step (time, duration, tokens) and gets the preparation as one more layer.
+
+The same walk merges a second instrumentation's layer that was not nested (rule 76):
+a model span under the same parent, inside the other's time, that records the same
+request and no reply of its own, is the same call seen from a layer below whose
+context the first did not propagate (LiteLLM's instrumentation around the OpenAI
+client's, traced by Langtrace: two sibling spans per request).
 """
 
 from __future__ import annotations
@@ -28,9 +34,40 @@ def merge_preparations(items: list[tuple[SortKey, Item]]) -> bool:
             second.absorb(first.span, first.step, first.calls)
             del items[i]
             merged = True
+        elif isinstance(first, LlmCall) and isinstance(second, LlmCall) and _inner(first, second):
+            first.absorb(second.span, second.step, second.calls)
+            del items[i + 1]
+            merged = True
         else:
             i += 1
     return merged
+
+
+def _inner(outer: LlmCall, inner: LlmCall) -> bool:
+    """Whether ``inner`` is a layer of the call ``outer`` that was not nested under it:
+    a sibling within its time, recording its request and no reply."""
+    first, second = outer.span, inner.span
+    if first.parent_span_id != second.parent_span_id or second.end_unix_nano > first.end_unix_nano:
+        return False  # (sorted by start: ``inner`` starts within ``outer`` or later)
+    if inner.calls or not _same_model(outer.step.model, inner.step.model):
+        return False
+    request = _request(inner)
+    if request is None or request != _request(outer):
+        return False
+    return not any(conventions.first_text(conventions.LLM_OUTPUT, span) for span in inner.spans)
+
+
+def _same_model(outer: str | None, inner: str | None) -> bool:
+    """A router's model name may carry its provider (``openai/gpt-4o`` around ``gpt-4o``)."""
+    return outer is None or inner is None or outer == inner or outer.endswith("/" + inner)
+
+
+def _request(call: LlmCall) -> str | None:
+    for span in call.spans:
+        found = conventions.first_text(conventions.LLM_INPUT, span)
+        if found is not None:
+            return found
+    return None
 
 
 def _prepares(first: LlmCall, second: LlmCall) -> bool:

@@ -23,6 +23,7 @@ from collector.normalize import conventions
 from collector.normalize.conventions import genai, mlflow, openinference
 from collector.normalize.join import LlmCall
 from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES, role_of, text_of
+from collector.normalize.react import field_answer, field_request
 from collector.normalize.run_records import answer_from_records, request_from_records
 from collector.normalize.values import INVALID, first, parse_json, text
 
@@ -50,6 +51,9 @@ def run_input(
     found = _from_layers(conventions.LLM_INPUT, llms[0])
     if found is None:
         return request_from_records(run_spans, llms[0])
+    fielded = field_request(found)  # (DSPy's adapter: the request is its first field)
+    if fielded is not None:
+        return fielded
     narrowed = _fields_inside(run_spans, _RUN_INPUT_OBJECTS, found)
     if narrowed:
         return narrowed[0]
@@ -78,6 +82,9 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
         found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
         if found is None:
             return answer_from_records(run_spans, llms[-1])
+        fielded = field_answer(found)  # (DSPy's adapter: the answer is the last field)
+        if fielded is not None:
+            return fielded
         narrowed = _fields_inside(run_spans, _RUN_OUTPUT_OBJECTS, found)
         if narrowed:
             return narrowed[-1]

@@ -125,10 +125,6 @@ NOT_READ = {
     " every span is a trace of its own (a three-call turn is 24 one-span traces), and evald"
     " assembles runs by trace id: no run holds both a model's request and the tool that ran"
     " it",
-    "dspy-openlit": "OpenLIT has no DSPy instrumentation (1.45): only its LiteLLM model"
-    " calls are recorded, and DSPy's ReAct writes its tool calls, their results and the"
-    " user's request as sections of its ChatAdapter template ([[ ## next_tool_name ## ]]),"
-    " a text format evald does not parse: no tool call is read",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
@@ -180,27 +176,11 @@ NOT_READ = {
     " pydantic-ai is only inside the recorded payloads (the root's input JSON on the first"
     " turn, its output state and every request message's conversation_id): no attribute"
     " records a session (not read: a session taken out of payload JSON was declined)",
-    "dspy-langtrace": "Langtrace (3.8.21) records no tool span for DSPy's ReAct: the calls,"
-    " arguments and results exist only as DSPy's ChatAdapter text ([[ ## next_tool_name ## ]]"
-    " sections of each gen_ai.completion, [[ ## observation_N ## ]] in the next gen_ai.prompt)"
-    " and in the ReAct span's dspy.signature.result JSON (trajectory.tool_name_N /"
-    " tool_args_N / observation_N), which no rule reads: no tool call is read, and the refused"
-    " refund only as 'Execution error in refund: ...' text. Each model call is two sibling"
-    " spans (LiteLLM's, with the reply, and the openai client's inside it in time, without"
-    " one: no response id to join them): twice the model steps, and the last call's layer"
-    " has no reply, so no answer is read; the input reads as the whole ChatAdapter user"
-    " message (the request only in the root's dspy.signature.args, a Python dict repr)."
-    " Session read; agent read with the mapping",
-    "google-adk-agentops": "AgentOps 0.4.21's Google ADK instrumentor records no tool span on"
-    " ADK 2.13 (its __call_tool_async wrapper finds nothing) and misses ADK's own tracer, so"
-    " the calls, order, call ids, model steps, agent and session are read from ADK's native"
-    " spans (no content, ADK's switch off); every argument, result, the refused refund's"
-    " error, the input and the answer are only in AgentOps' adk.llm.<model> spans"
-    " (agentops.span.kind 'request', read as 'other'), in the flattened layout without"
-    " gen_ai.request.type: gen_ai.prompt.N.{role, content}, gen_ai.prompt.N.function_call."
-    "{name, args, id}, gen_ai.prompt.N.function_response.{name, result, id} (the refund's"
-    " {status: error, error_message}), gen_ai.completion.0.tool_calls.J.{name, arguments, id}"
-    " and gen_ai.completion.0.content, which no rule reads",
+    "google-adk-agentops/parallel_calls": "AgentOps flattens each message of ADK's request"
+    " part by part under one prefix (gen_ai.prompt.N.function_call.*, .function_response.*),"
+    " so a message holding two calls or two answers keeps only its last: the answer to the"
+    " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
+    " record no content with its default switch): its result reads as none",
 }
 
 

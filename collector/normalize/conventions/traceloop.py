@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import (
+    ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
     flattened_calls,
@@ -69,6 +70,15 @@ def classify(span: Span) -> Role | None:
         if isinstance(request_type, str) and request_type in _LEGACY_LLM_TYPES:
             return Role.LLM
     return None
+
+
+def flattened_exchange(attributes: Mapping[str, AttrValue]) -> bool:
+    """Whether a span records a model request and the assistant's reply in the flattened
+    layout: ``gen_ai.prompt.0.role`` and an assistant ``gen_ai.completion.0.role``."""
+    role = attributes.get(LEGACY_COMPLETION + "0.role")
+    return (
+        isinstance(role, str) and role in ASSISTANT_ROLES and LEGACY_PROMPT + "0.role" in attributes
+    )
 
 
 def node_name(span: Span) -> str | None:
@@ -156,13 +166,49 @@ def legacy_messages(span: Span) -> list[dict[str, Any]] | None:
                 attributes, f"{prefix}tool_calls.", "", "name", "arguments", limit=_MAX_INDEX
             )
         ]  # fmt: skip
+        called = _function_call(attributes, prefix)
+        if called is not None:
+            calls.append(called)
         if calls:
             message["tool_calls"] = calls
         call_id = attributes.get(prefix + "tool_call_id")
         if call_id is not None:
             message["tool_call_id"] = call_id
+        _function_response(attributes, prefix, message)
         messages.append(message)
     return messages
+
+
+def _function_call(attributes: Mapping[str, AttrValue], prefix: str) -> dict[str, Any] | None:
+    """A Gemini ``function_call`` part flattened under a message (``….function_call.name``,
+    ``.args`` as JSON text, ``.id``: AgentOps' record of ADK's requests) as a tool call."""
+    name = attributes.get(prefix + "function_call.name")
+    if not isinstance(name, str) or not name:
+        return None
+    arguments = attributes.get(prefix + "function_call.args")
+    function = {"name": name, "arguments": arguments}
+    return {"id": attributes.get(prefix + "function_call.id"), "type": "function",
+            "function": function}  # fmt: skip
+
+
+def _function_response(
+    attributes: Mapping[str, AttrValue], prefix: str, message: dict[str, Any]
+) -> None:
+    """A flattened Gemini ``function_response`` part (``….function_response.id``,
+    ``.result`` or ``.response``) makes ``message`` the answer to the call of that id: a
+    tool message (Gemini sends the answers in the user's turn)."""
+    call_id = attributes.get(prefix + "function_response.id")
+    name = attributes.get(prefix + "function_response.name")
+    if call_id is None and name is None:
+        return
+    result = attributes.get(prefix + "function_response.result")
+    if result is None:
+        result = attributes.get(prefix + "function_response.response")
+    message["role"] = "tool"
+    message["content"] = result
+    message["tool_call_id"] = call_id
+    if name is not None:
+        message["name"] = name
 
 
 def llm_output(span: Span) -> str | None:

@@ -211,3 +211,135 @@ def test_pydantic_ai_messages_take_their_role_from_kind_and_parts() -> None:
 def test_an_mlflow_agent_span_is_named_by_its_bare_name_attribute() -> None:
     assert pydantic_ai_run().agent == "shop"
     assert run(mlflow_json(1, "Agent.run", "CHAIN", 0, {}, {}, name='"shop"')).agent != "shop"
+
+
+# Rule 74: DSPy's ReAct writes its loop in the ChatAdapter's field sections; an
+# instrumentation of the model calls alone (OpenLIT, Langtrace) records only those.
+
+
+def section(field: str, body: str) -> str:
+    return f"[[ ## {field} ## ]]\n{body}\n\n"
+
+
+ASK = "Respond with the corresponding output fields, starting with the field `[[ ## x ## ]]`"
+OBSERVED = json.dumps({"total": 2.97})
+
+
+def adapter_call(n: int, user: str, reply: str) -> Span:
+    history = [{"role": "system", "content": "Your input fields are: ..."},
+               {"role": "user", "content": user}]  # fmt: skip
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                  "gen_ai.input.messages": json.dumps(history),
+                  "gen_ai.output.messages": json.dumps(
+                      [{"role": "assistant", "content": reply}])}  # fmt: skip
+    return span(n, "chat m", attributes, parent=1, start=n * 10, end=n * 10 + 5)
+
+
+def adapter_run(observation: str = OBSERVED) -> Any:
+    question = section("customer_message", "Refund invoice 7") + section("history", "[]")
+    first_round = (section("tool_name_0", "lookup_invoice")
+                   + section("tool_args_0", json.dumps({"invoice_id": 7}))
+                   + section("observation_0", observation))  # fmt: skip
+    asked = (section("next_thought", "Look it up.")
+             + section("next_tool_name", "lookup_invoice")
+             + section("next_tool_args", json.dumps({"invoice_id": 7}))
+             + "[[ ## completed ## ]]")  # fmt: skip
+    answered = (section("reasoning", "The invoice is refunded.")
+                + section("response", "Refunded invoice 7.")
+                + "[[ ## completed ## ]]")  # fmt: skip
+    return run(
+        span(1, "support turn", {"openinference.span.kind": "AGENT", "agent.name": "shop"}),
+        adapter_call(2, question + section("trajectory", "") + ASK, asked),
+        adapter_call(3, question + section("trajectory", first_round) + ASK, answered),
+    )
+
+
+def test_chat_adapter_sections_are_the_calls_the_results_the_input_and_the_answer() -> None:
+    trajectory = adapter_run()
+    (step,) = trajectory.tool_calls
+    assert (step.name, step.args, step.result) == ("lookup_invoice", {"invoice_id": 7},
+                                                   {"total": 2.97})  # fmt: skip
+    assert (trajectory.input, trajectory.output) == ("Refund invoice 7", "Refunded invoice 7.")
+
+
+# Rule 75: a Python traceback handed to the model as a tool's result is its failure.
+
+
+def test_a_traceback_ending_in_the_exception_is_a_failure() -> None:
+    failed = 'Execution error in refund: \nTraceback (most recent call last):\n  File "t.py", '
+    failed += 'line 3, in refund\n    raise StoreError("x")\nstore.StoreError: RefundWindowExpired'
+    (step,) = adapter_run(failed).tool_calls
+    assert step.error is not None and "RefundWindowExpired" in step.error
+    quoted = "The log said: Traceback (most recent call last): ... and then it recovered."
+    (fine,) = adapter_run(quoted).tool_calls
+    assert fine.error is None
+
+
+# Rule 76: a second instrumentation's span of the same request, not nested under the first
+# (its context not propagated): a sibling within its time, with no reply.
+
+
+def litellm_pair(inner_reply: str | None, inner_end: int = 18) -> Any:
+    request = json.dumps([{"role": "user", "content": "Refund invoice 7"}])
+    outer = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "openai/m",
+             "gen_ai.input.messages": request, "gen_ai.output.messages": json.dumps(
+                 [{"role": "assistant", "content": "Refunded."}])}  # fmt: skip
+    inner: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                             "gen_ai.input.messages": request}  # fmt: skip
+    if inner_reply is not None:
+        inner["gen_ai.output.messages"] = json.dumps(
+            [{"role": "assistant", "content": inner_reply}]
+        )
+    return run(
+        span(1, "support turn", {"openinference.span.kind": "AGENT", "agent.name": "shop"}),
+        span(2, "litellm chat", outer, parent=1, start=10, end=20),
+        span(3, "openai chat", inner, parent=1, start=12, end=inner_end),
+    )
+
+
+def test_a_sibling_inside_a_calls_time_with_its_request_and_no_reply_is_a_layer() -> None:
+    trajectory = litellm_pair(None)
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM]
+    assert "duplicate_instrumentation" in trajectory.gaps
+    assert [step.kind for step in litellm_pair("Refunded.").steps] == [StepKind.LLM] * 2
+    assert [step.kind for step in litellm_pair(None, inner_end=25).steps] == [StepKind.LLM] * 2
+
+
+# Rules 77-78 and the flattened Gemini parts: AgentOps' model-request spans over ADK.
+
+
+def flattened_request(n: int, parent: int, **messages: Any) -> Span:
+    attributes = {"agentops.span.kind": "request", "gen_ai.request.model": "m", **messages}
+    return span(n, "adk.llm.m", attributes, parent=parent, start=n * 10, end=n * 10 + 9)
+
+
+def test_a_flattened_request_and_reply_is_a_model_call_and_gemini_parts_are_read() -> None:
+    asked = {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Refund invoice 7",
+             "gen_ai.completion.0.role": "assistant",
+             "gen_ai.completion.0.tool_calls.0.name": "refund",
+             "gen_ai.completion.0.tool_calls.0.arguments": json.dumps({"invoice_id": 7}),
+             "gen_ai.completion.0.tool_calls.0.id": "c1"}  # fmt: skip
+    answered = {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Refund invoice 7",
+                "gen_ai.prompt.1.role": "assistant",
+                "gen_ai.prompt.1.function_call.name": "refund",
+                "gen_ai.prompt.1.function_call.args": json.dumps({"invoice_id": 7}),
+                "gen_ai.prompt.1.function_call.id": "c1",
+                "gen_ai.prompt.2.role": "user", "gen_ai.prompt.2.function_response.id": "c1",
+                "gen_ai.prompt.2.function_response.name": "refund",
+                "gen_ai.prompt.2.function_response.result": json.dumps(
+                    {"status": "error", "error_message": "RefundWindowExpired"}),
+                "gen_ai.completion.0.role": "assistant",
+                "gen_ai.completion.0.content": "I cannot refund it."}  # fmt: skip
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "refund",
+            "gen_ai.tool.call.id": "c1"}  # fmt: skip
+    trajectory = run(
+        span(1, "invoke_agent shop", {"gen_ai.operation.name": "invoke_agent",
+                                      "gen_ai.agent.name": "shop"}),
+        flattened_request(2, 1, **asked),
+        span(3, "execute_tool refund", tool, parent=2, start=25, end=27),
+        flattened_request(4, 1, **answered),
+    )  # fmt: skip
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM, StepKind.TOOL, StepKind.LLM]
+    (step,) = trajectory.tool_calls
+    assert step.args == {"invoice_id": 7} and "RefundWindowExpired" in str(step.error)
+    assert (trajectory.input, trajectory.output) == ("Refund invoice 7", "I cannot refund it.")
