@@ -9,6 +9,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 TRACE_EVICTION_LIMITS = ("max_traces", "max_spans")
 SESSION_EVICTION_LIMITS = ("max_sessions", "max_held_turns")
 SESSION_DROP_REASONS = ("shutdown_timeout",)
+# A span received again with its trace's and its own id: the same span (an OTLP retry),
+# or another span under reused ids (an SDK whose id generator repeats, e.g. a seeded
+# ``random``), which is stored once all the same: the second is lost, and counted.
+DUPLICATE_KINDS = ("retry", "id_collision")
 
 
 class AssemblyMetrics:
@@ -19,6 +23,15 @@ class AssemblyMetrics:
         self.spans_late = Counter(
             "evald_spans_late", "Spans that arrived after their trace was evaluated", registry=r
         )
+        self.spans_duplicate = Counter(
+            "evald_spans_duplicate",
+            "Spans received again with a held span's trace and span id (stored once), by kind:"
+            " retry (the same span) or id_collision (another span under the same ids: lost)",
+            ["kind"],
+            registry=r,
+        )
+        for kind in DUPLICATE_KINDS:
+            self.spans_duplicate.labels(kind=kind)
         self.log_records_late = Counter(
             "evald_log_records_late",
             "Log records that arrived after their trace was evaluated",

@@ -56,13 +56,30 @@ _Item = TypeVar("_Item", Span, LogRecord)
 class _Batch(Generic[_New]):
     """What one ``add`` / ``add_logs`` call will store, worked out before any state changes."""
 
-    __slots__ = ("late", "messages", "new", "rejected")
+    __slots__ = ("collisions", "late", "messages", "new", "rejected", "retries")
 
     def __init__(self) -> None:
         self.new: dict[bytes, _New] = {}  # trace id -> what it gains
         self.late = 0
+        self.retries = self.collisions = 0  # spans already held (``_duplicate``)
         self.rejected = 0
         self.messages: dict[str, None] = {}  # an ordered set
+
+    def duplicate(self, held: Span, again: Span) -> None:
+        """A span received with a held span's ids: the same span again (an OTLP retry:
+        same name and start), or another one under reused ids."""
+        if again.name == held.name and again.start_unix_nano == held.start_unix_nano:
+            self.retries += 1
+        else:
+            self.collisions += 1
+
+    def count(self, late: Counter, duplicate: Counter) -> None:
+        """Add what this batch did not store to the counters."""
+        if self.late:
+            late.inc(self.late)
+        if self.retries or self.collisions:
+            duplicate.labels(kind="retry").inc(self.retries)
+            duplicate.labels(kind="id_collision").inc(self.collisions)
 
     def reject(self, count: int, message: str) -> None:
         self.rejected += count
@@ -209,8 +226,7 @@ class TraceAssembler:
             store(batch)
         finally:
             self._update_gauges()
-        if batch.late:
-            late.inc(batch.late)
+        batch.count(late, self._telemetry.assembly.spans_duplicate)
         return batch.result(received)
 
     def _plan(self, spans: Sequence[Span]) -> _Batch[dict[bytes, Span]]:
@@ -233,8 +249,10 @@ class TraceAssembler:
                 held_of[trace_id] = (None, 0) if pending is None else (pending.spans, pending.size)
             held, size = held_of[trace_id]
             span_id = span.span_id
-            if span_id in new or (held is not None and span_id in held):
-                continue  # duplicate
+            seen = new.get(span_id) or (held.get(span_id) if held is not None else None)
+            if seen is not None:
+                batch.duplicate(seen, span)
+                continue
             if len(new) + size >= limit:
                 batch.reject(1, f"trace {trace_id.hex()} exceeds max_spans_per_trace={limit}")
                 continue

@@ -93,6 +93,19 @@ def test_duplicates_are_accepted_but_stored_once(h: Harness) -> None:
     assert len(h.done[0].spans) == 2
 
 
+def test_a_duplicate_is_counted_as_a_retry_or_as_an_id_collision(h: Harness) -> None:
+    """The same span again is an OTLP retry; another span under the same trace and span
+    ids (an SDK whose id generator repeats across processes) is stored once all the
+    same, so the second is lost: counted apart, so that an alert can tell."""
+    h.add(span(1, 1), span(1, 2, parent=1, start=5))
+    h.add(span(1, 2, parent=1, start=5))  # the same span
+    assert h.metric("evald_spans_duplicate_total", kind="retry") == 1
+    assert h.metric("evald_spans_duplicate_total", kind="id_collision") == 0
+    h.add(span(1, 2, parent=1, start=9), span(1, 3, parent=1, start=9))  # reused id, new
+    assert h.metric("evald_spans_duplicate_total", kind="id_collision") == 1
+    assert h.assembler.in_flight_spans == 3
+
+
 # --- limits ---------------------------------------------------------------------------
 
 
