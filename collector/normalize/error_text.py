@@ -75,14 +75,17 @@ def error_hint(raw: str) -> bool:
         or ("x" in raw and _word_hint(raw, "xception"))
         or raw.find("occurred", 0, _OPENING_CHARS) >= 0  # (both sentences open the text)
         or raw.find("Failed to", 0, _OPENING_CHARS) >= 0
-        or _TRACEBACK in raw
     )
 
 
 def _word_hint(raw: str, word: str) -> bool:
-    """``error_hint`` for one of (E)rror, (E)RROR, (E)xception, and error."""
+    """``error_hint`` for one of (E)rror, (E)RROR, (E)xception, and error; a text that
+    holds the word anywhere else may hold a traceback (searched for only then: a
+    traceback ends in an ``…Error`` or ``…Exception`` line)."""
     size = len(raw)
     at = raw.find(word)
+    if at < 0:
+        return False
     while at >= 0:
         end = at + len(word)
         if end < size and raw[end] in _AFTER_ERROR_FIELD:
@@ -90,7 +93,7 @@ def _word_hint(raw: str, word: str) -> bool:
         if at > 0 and raw[at - 1] == "E" and _opens_string(raw, at - 1):
             return True
         at = raw.find(word, end)
-    return False
+    return _TRACEBACK in raw
 
 
 def _opens_string(raw: str, at: int) -> bool:

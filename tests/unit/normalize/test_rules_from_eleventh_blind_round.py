@@ -343,3 +343,21 @@ def test_a_flattened_request_and_reply_is_a_model_call_and_gemini_parts_are_read
     (step,) = trajectory.tool_calls
     assert step.args == {"invoice_id": 7} and "RefundWindowExpired" in str(step.error)
     assert (trajectory.input, trajectory.output) == ("Refund invoice 7", "I cannot refund it.")
+
+
+def test_a_tool_spans_traceback_result_is_its_failure_parsed_or_deferred() -> None:
+    """A tool span's result text is only parsed when an error hint is in it (else its
+    parsing is deferred, and no error is looked for): a traceback ending in an
+    ``…Error`` or ``…Exception`` line must be hinted."""
+    for raised in ("store.StoreError: RefundWindowExpired", "ValueError", "RuntimeException: x"):
+        failed = f'Traceback (most recent call last):\n  File "t.py", line 3\n{raised}'
+        trajectory = run(
+            span(1, "invoke_agent shop", {"gen_ai.operation.name": "invoke_agent",
+                                          "gen_ai.agent.name": "shop"}),
+            span(2, "execute_tool refund", {"gen_ai.operation.name": "execute_tool",
+                                            "gen_ai.tool.name": "refund",
+                                            "gen_ai.tool.call.id": "c1",
+                                            "gen_ai.tool.call.result": failed}, parent=1),
+        )  # fmt: skip
+        (step,) = trajectory.tool_calls
+        assert step.error is not None, raised
