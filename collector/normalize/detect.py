@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from collector.core.records import Span
+from collector.core.records import AttrValue, Span
 from collector.normalize import evidence
 from collector.normalize.conventions import (
     adk,
@@ -29,6 +29,7 @@ from collector.normalize.conventions import (
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import CUSTOM, EVIDENCE, Role
 from collector.normalize.tree import SpanTree, role_below
+from collector.normalize.values import structured
 
 # What runs below a run, never below one model call: a tool, an agent (another model call
 # may: the client library's layer of the same call, under the framework's span).
@@ -268,9 +269,18 @@ def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:
         return Role.TOOL
     if traceloop.flattened_exchange(attributes):
         return Role.LLM  # (before the definitions: a model call records them too)
-    if attributes.get(genai.TOOL_DEFINITIONS):
+    if _declares_tools(attributes.get(genai.TOOL_DEFINITIONS)):
         return Role.AGENT
     return role or Role.OTHER
+
+
+def _declares_tools(value: AttrValue) -> bool:
+    """Whether a ``gen_ai.tool.definitions`` value declares a tool: a non-empty list (or
+    its JSON text), not ``"[]"``, ``"null"`` or an empty value."""
+    if value is None:
+        return False
+    found = structured(value)
+    return isinstance(found, list | tuple) and len(found) > 0
 
 
 def _genai_family(span: Span) -> str:

@@ -38,10 +38,12 @@ _ERROR_SENTENCE: Final = re.compile(
 )
 # A Python traceback handed to the model as the result (DSPy's ReAct: "Execution error in
 # refund: \nTraceback (most recent call last): … StoreError: RefundWindowExpired: …"):
-# the language's own report of an exception, whatever the framework writes before it,
-# when it ends in the exception's line (rule 75).
+# the language's own report of an exception (rule 75), when the text opens with it (after
+# at most one line that says so: an error word) and ends in the exception's line. A
+# result that quotes one after text of its own (a log search's match) is no failure.
 _TRACEBACK: Final = "Traceback (most recent call last):"
-_RAISED: Final = re.compile(r"\n[ \t]*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n]*\s*\Z")
+_RAISED: Final = re.compile(r"[ \t]*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b")
+_SAYS_FAILED: Final = re.compile(r"(?i)\b(?:error|exception|failed|failure)\b")
 _MAX_SENTENCE_CHARS: Final = 600
 _OPENING_CHARS: Final = 64  # where those sentences must begin, quotes and white space allowed
 _AFTER_ERROR_FIELD: Final = frozenset("\"'\\=")
@@ -55,9 +57,18 @@ def error_text(text: str) -> str | None:
         return text
     if len(text) <= _MAX_SENTENCE_CHARS and _ERROR_SENTENCE.match(text):
         return text
-    if _TRACEBACK in text and _RAISED.search(text):
+    if _TRACEBACK in text and _traceback_report(text):
         return text
     return None
+
+
+def _traceback_report(text: str) -> bool:
+    """Whether ``text`` is a traceback report (``_TRACEBACK``): linear in its length."""
+    before = text[: text.find(_TRACEBACK)].strip()
+    if before and ("\n" in before or not _SAYS_FAILED.search(before)):
+        return False
+    last = text.rstrip().rsplit("\n", 1)[-1]
+    return _RAISED.match(last) is not None
 
 
 def error_hint(raw: str) -> bool:

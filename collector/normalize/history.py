@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Final, NamedTuple
 
 from collector.core.records import Span
-from collector.normalize.conventions import chat_events, genai_events, traceloop
+from collector.normalize.conventions import chat_events, genai_events, mlflow, traceloop
 from collector.normalize.messages import (
     CALL_PART_KINDS,
     RequestedCall,
@@ -123,6 +123,9 @@ def _sources(span: Span) -> list[Any]:
     flattened = traceloop.legacy_messages(span)
     if flattened:
         found.append(flattened)
+    inputs = mlflow.model_inputs(span)  # (MLflow's autologs: the request as the model got it)
+    if inputs is not None:
+        found.append(inputs)
     return [item for item in found if item is not INVALID]
 
 
@@ -209,8 +212,8 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
             calls.append(made)
     elif kind == "tool_call_response":
         answers.append(Answer(_id(part.get("id")), _function_response(part.get("response"))))
-    elif kind == "tool-result" and "tool_call_id" in part:  # (BeeAI's message dump)
-        answers.append(Answer(_id(part.get("tool_call_id")), _result(part.get("result"))))
+    elif kind in _ANSWER_PARTS and "tool_call_id" in part:
+        answers.append(_part_answer(part))
     elif kind == "tool_result":
         result = _result(part.get("content"))
         if part.get("is_error") is True and result.error is None:
@@ -228,6 +231,21 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
         answers.append(
             Answer(_id(response.get("id")), _function_response(response.get("response")))
         )
+
+
+# Answer parts naming their call by ``tool_call_id``: BeeAI's message dump (``tool-result``,
+# the value under ``result``) and pydantic-ai's messages (``tool-return``, under
+# ``content``, with an ``outcome``).
+_ANSWER_PARTS: Final = frozenset({"tool-result", "tool-return"})
+_FAILED_OUTCOMES: Final = frozenset({"failed", "error", "failure"})
+
+
+def _part_answer(part: dict[str, Any]) -> Answer:
+    result = _result(part.get("result") if "result" in part else part.get("content"))
+    outcome = part.get("outcome")
+    if isinstance(outcome, str) and outcome in _FAILED_OUTCOMES and result.error is None:
+        result = result._replace(error=_text(result.value) or "error")
+    return Answer(_id(part.get("tool_call_id")), result)
 
 
 def _repr_answer(part: dict[str, Any]) -> Answer:

@@ -73,7 +73,11 @@ def _side_of(message: dict[str, Any]) -> str | None:
     parts = message.get("parts")
     if kind != "request" or not isinstance(parts, list) or not parts:
         return None
-    kinds = {part.get("part_kind") for part in parts if isinstance(part, dict)}
+    kinds: set[str] = set()
+    for part in parts:
+        kind = part.get("part_kind") if isinstance(part, dict) else None
+        if isinstance(kind, str):
+            kinds.add(kind)
     if "user-prompt" in kinds:
         return "user"
     if kinds and kinds <= _TOOL_RETURN_PARTS:

@@ -45,16 +45,34 @@ def merge_preparations(items: list[tuple[SortKey, Item]]) -> bool:
 
 def _inner(outer: LlmCall, inner: LlmCall) -> bool:
     """Whether ``inner`` is a layer of the call ``outer`` that was not nested under it:
-    a sibling within its time, recording its request and no reply."""
+    a sibling within its time, recording its request and no reply of its own, where
+    ``outer`` records the reply. Not a failed call (a parallel request that failed
+    records no reply either) nor one with other token counts (another request's)."""
     first, second = outer.span, inner.span
     if first.parent_span_id != second.parent_span_id or second.end_unix_nano > first.end_unix_nano:
         return False  # (sorted by start: ``inner`` starts within ``outer`` or later)
-    if inner.calls or not _same_model(outer.step.model, inner.step.model):
+    if (
+        inner.calls
+        or inner.step.error is not None
+        or not _same_model(outer.step.model, inner.step.model)
+    ):
+        return False
+    if not _same_count(outer.step.input_tokens, inner.step.input_tokens) or not _same_count(
+        outer.step.output_tokens, inner.step.output_tokens
+    ):
         return False
     request = _request(inner)
-    if request is None or request != _request(outer):
+    if request is None or request != _request(outer) or _replies(inner):
         return False
-    return not any(conventions.first_text(conventions.LLM_OUTPUT, span) for span in inner.spans)
+    return bool(outer.calls) or _replies(outer)
+
+
+def _replies(call: LlmCall) -> bool:
+    return any(conventions.first_text(conventions.LLM_OUTPUT, span) for span in call.spans)
+
+
+def _same_count(outer: int | None, inner: int | None) -> bool:
+    return outer is None or inner is None or outer == inner
 
 
 def _same_model(outer: str | None, inner: str | None) -> bool:

@@ -113,27 +113,34 @@ def _numbered_rounds(fields: dict[str, str]) -> list[tuple[list[RequestedCall], 
 
 
 def field_request(text: str) -> str | None:
-    """The first input field of a request written as ChatAdapter sections (the user's
-    request: the signature's first input; what follows is context and the trajectory),
-    or None when ``text`` is no such request."""
-    if not text.startswith(_HEADER) or len(text) > _MAX_CHARS:
+    """The request of a ReAct request written as ChatAdapter sections (one with a
+    ``trajectory`` field): its first input field (the signature's first input; what
+    follows is context and the trajectory), or None. Other DSPy programs' first field
+    may be retrieved context (``context, question -> response``): not read."""
+    if not text.startswith(_HEADER) or _TRAJECTORY not in text or len(text) > _MAX_CHARS:
         return None
     match = _SECTION.search(text)
-    if match is None:
+    if match is None or match["field"] == "trajectory":
         return None
     found = sections(text).get(match["field"])
     return found or None
 
 
 def field_answer(text: str) -> str | None:
-    """The last output field of a reply written as ChatAdapter sections and closed by
-    its ``completed`` marker (the answer: reasoning comes first), or None."""
+    """The answer of a reply written as ChatAdapter sections and closed by its
+    ``completed`` marker, when it holds one output field beside its ``reasoning``
+    (ReAct's extraction: ``reasoning``, then the answer), or None: with several, which
+    one is the answer is the program's to say."""
     if not text.startswith(_HEADER) or _COMPLETED not in text or len(text) > _MAX_CHARS:
         return None
     fields = sections(text)
     fields.pop("completed", None)
-    return next(reversed(fields.values()), None) or None
+    fields.pop("reasoning", None)
+    if len(fields) != 1:
+        return None
+    return next(iter(fields.values())) or None
 
 
 _HEADER: Final = "[[ ## "
 _COMPLETED: Final = "[[ ## completed ## ]]"
+_TRAJECTORY: Final = "[[ ## trajectory ## ]]"

@@ -134,6 +134,12 @@ def tool_name(span: Span) -> str | None:
     return quoted_text(span.attributes.get(TOOL_NAME)) if span_type(span) == "TOOL" else None
 
 
+def model_inputs(span: Span) -> Any:
+    """A model span's recorded inputs (its request: a message list, maybe under
+    ``messages``), parsed; None on any other span."""
+    return _parsed(span, INPUTS) if _is_model(span) else None
+
+
 def agent_name(span: Span) -> str | None:
     """An agent span's bare ``name`` attribute: MLflow's autologs copy the agent object's
     public fields onto its span (pydantic-ai's and smolagents' ``name``), as they copy a

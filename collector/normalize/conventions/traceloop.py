@@ -167,7 +167,7 @@ def legacy_messages(span: Span) -> list[dict[str, Any]] | None:
             )
         ]  # fmt: skip
         called = _function_call(attributes, prefix)
-        if called is not None:
+        if called is not None and not any(call["id"] == called["id"] for call in calls):
             calls.append(called)
         if calls:
             message["tool_calls"] = calls
@@ -206,7 +206,8 @@ def _function_response(
         result = attributes.get(prefix + "function_response.response")
     message["role"] = "tool"
     message["content"] = result
-    message["tool_call_id"] = call_id
+    if call_id is not None:
+        message["tool_call_id"] = call_id
     if name is not None:
         message["name"] = name
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from support.span_kit import run, span
 
-from collector.core.records import Span
+from collector.core.records import Span, StatusCode
 from evaluators.trajectory import StepKind
 
 # LangSmith's OTel mode over the OpenAI Agents SDK: runs are `langsmith.span.kind`
@@ -361,3 +361,110 @@ def test_a_tool_spans_traceback_result_is_its_failure_parsed_or_deferred() -> No
         )  # fmt: skip
         (step,) = trajectory.tool_calls
         assert step.error is not None, raised
+
+
+# The review's findings (session 22): what each rule must not read.
+
+
+def test_a_result_quoting_a_traceback_after_its_own_text_is_no_failure() -> None:
+    found = 'Found 1 match in api.log:\nTraceback (most recent call last):\n  File "a.py"'
+    found += ", line 3, in h\nValueError: bad int"
+    (step,) = adapter_run(found).tool_calls
+    assert step.error is None
+    not_raised = "Execution error in x:\nTraceback (most recent call last):\n  File x\ndone"
+    (ended,) = adapter_run(not_raised + " " * 5000).tool_calls  # (linear in the text)
+    assert ended.error is None
+
+
+def test_chat_adapter_fields_are_read_only_in_react_requests_and_one_field_answers() -> None:
+    rag_request = section("context", "[1] Refunds within 30 days.") + section("question", "Can I?")
+    reply = section("reasoning", "r") + section("answer", "Paris") + section("confidence", "0.9")
+    trajectory = run(
+        span(1, "rag", {"openinference.span.kind": "AGENT", "agent.name": "rag"}),
+        adapter_call(2, rag_request + ASK, reply + "[[ ## completed ## ]]"),
+    )
+    assert trajectory.input is not None and "Can I?" in trajectory.input
+    assert trajectory.output is not None and "Paris" in trajectory.output
+
+
+def chat_span(  # noqa: PLR0917 - the span's fields, in the order a tree reads
+    n: int, start: int, end: int, reply: str | None = None, model: str = "m",
+    request: str = "Rate this answer", tokens: int | None = None, failed: bool = False,
+) -> Span:  # fmt: skip
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+        "gen_ai.input.messages": json.dumps([{"role": "user", "content": request}])}  # fmt: skip
+    if reply is not None:
+        attributes["gen_ai.output.messages"] = json.dumps([{"role": "assistant", "content": reply}])
+    if tokens is not None:
+        attributes["gen_ai.usage.input_tokens"] = tokens
+    status = StatusCode.ERROR if failed else StatusCode.UNSET
+    return span(n, "chat", attributes, parent=1, start=start, end=end, status=status,
+                message="RateLimitError 429" if failed else "")  # fmt: skip
+
+
+ROOT = span(1, "turn", {"openinference.span.kind": "AGENT", "agent.name": "judge"})
+
+
+def llm_steps(*calls: Span) -> int:
+    return sum(step.kind is StepKind.LLM for step in run(ROOT, *calls).steps)
+
+
+def test_parallel_calls_of_one_request_are_not_layers() -> None:
+    assert llm_steps(chat_span(2, 10, 30, "7"), chat_span(3, 12, 14)) == 1  # (the layer)
+    assert llm_steps(chat_span(2, 10, 30, "7"), chat_span(3, 12, 14, failed=True)) == 2
+    assert llm_steps(chat_span(2, 10, 30), chat_span(3, 12, 25)) == 2  # capture off
+    assert llm_steps(chat_span(2, 10, 30, "7", tokens=100), chat_span(3, 12, 14, tokens=90)) == 2
+    assert llm_steps(chat_span(2, 10, 30, "7"), chat_span(3, 12, 14, request="Other")) == 2
+    assert llm_steps(chat_span(2, 10, 30, "7"), chat_span(3, 12, 14, model="other")) == 2
+    assert llm_steps(chat_span(2, 10, 30, "7", model="openai/m"), chat_span(3, 12, 14)) == 1
+    asking = chat_span(3, 12, 14)._replace(attributes={**chat_span(3, 12, 14).attributes,
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+            {"type": "tool_call", "id": "c9", "name": "lookup", "arguments": {}}]}])})  # fmt: skip
+    assert llm_steps(chat_span(2, 10, 30, "7"), asking) == 2  # (it asked for a call)
+
+
+def test_a_hostile_part_kind_is_no_role_and_raises_nothing() -> None:
+    for kind in (["x"], {}, 3):
+        value = json.dumps([{"kind": "request", "parts": [{"part_kind": kind}]}])
+        assert run(span(1, "A", {"openinference.span.kind": "AGENT", "input.value": value}))
+
+
+def test_pydantic_ai_tool_returns_answer_their_calls_without_tool_spans() -> None:
+    failed = {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "refund",
+              "content": "window expired", "tool_call_id": "c1", "outcome": "failed"}]}  # fmt: skip
+    trajectory = run(
+        mlflow_json(1, "Agent.run", "AGENT", 0, {"user_prompt": "Refund invoice 7"}, {}),
+        mlflow_llm(2, [PROMPT], CALLED),
+        mlflow_llm(4, [PROMPT, CALLED, failed], ANSWERED),
+    )
+    (step,) = trajectory.tool_calls
+    assert (step.executed, step.error) == (True, "window expired")
+
+
+def test_empty_tool_definitions_declare_no_agent() -> None:
+    for empty in ("[]", "null", "{}", ""):
+        assert run(*langsmith_run({"gen_ai.tool.definitions": empty})).agent == "support turn"
+
+
+def test_a_flattened_tool_message_keeps_its_own_id() -> None:
+    from collector.normalize.conventions.traceloop import legacy_messages
+
+    recorded = {"gen_ai.prompt.0.role": "tool", "gen_ai.prompt.0.tool_call_id": "c1",
+                "gen_ai.prompt.0.function_response.name": "refund",
+                "gen_ai.prompt.0.function_response.result": "ok"}  # fmt: skip
+    (message,) = legacy_messages(span(2, "chat", recorded, parent=1)) or [{}]
+    assert (message["tool_call_id"], message["content"]) == ("c1", "ok")
+
+
+def test_a_pydantic_ai_request_takes_the_role_of_its_parts() -> None:
+    from collector.normalize.messages import role_of
+
+    def request(*kinds: str) -> dict[str, Any]:
+        return {"kind": "request", "parts": [{"part_kind": kind} for kind in kinds]}
+
+    assert role_of(request("system-prompt", "user-prompt")) == "user"
+    assert role_of(request("tool-return", "retry-prompt")) == "tool"
+    assert role_of(request("system-prompt")) == "system"
+    assert role_of(request("system-prompt", "tool-return")) is None
+    assert role_of({"kind": "response", "parts": []}) == "assistant"
+    assert role_of({"kind": "other", "parts": [{"part_kind": "user-prompt"}]}) is None
