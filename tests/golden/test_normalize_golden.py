@@ -170,6 +170,7 @@ CAPTURED = {
     "pydantic-ai-mlflow",
     "dspy-langtrace",
     "google-adk-agentops",
+    "litellm-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
