@@ -171,6 +171,7 @@ CAPTURED = {
     "dspy-langtrace",
     "google-adk-agentops",
     "litellm-openinference",
+    "google-genai-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -281,6 +282,9 @@ CALL_IDS_NOT_RECORDED = {
     # and by OpenLIT (its LiteLLM model calls only)
     "dspy-langtrace",
     "dspy-openlit",
+    # a hand-written google-genai loop: the Gemini API's function calls carry no id, so
+    # neither do the loop's function responses (OpenInference records neither)
+    "google-genai-openinference",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.
