@@ -221,13 +221,23 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
         answers.append(Answer(_id(part.get("tool_use_id")), result))
     elif kind == "ToolCallResult":
         answers.append(_repr_answer(part))
-    elif isinstance(part.get("functionCall"), dict):
-        call = part["functionCall"]
+    else:  # Gemini's parts, in the REST spelling or the Python SDK's dump (snake_case)
+        _gemini_part(part, calls, answers)
+
+
+def _gemini_part(part: dict[str, Any], calls: list[RequestedCall], answers: list[Answer]) -> None:
+    call = part.get("functionCall")
+    if not isinstance(call, dict):
+        call = part.get("function_call")
+    if isinstance(call, dict):
         made = requested(call.get("id"), call.get("name"), call.get("args"))
         if made is not None:
             calls.append(made)
-    elif isinstance(part.get("functionResponse"), dict):
-        response = part["functionResponse"]
+        return
+    response = part.get("functionResponse")
+    if not isinstance(response, dict):
+        response = part.get("function_response")
+    if isinstance(response, dict):
         answers.append(
             Answer(_id(response.get("id")), _function_response(response.get("response")))
         )

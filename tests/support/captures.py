@@ -181,15 +181,6 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
-    "google-genai-openinference": "no tool span (the loop runs the tools in plain code):"
-    " each call is read as requested (llm.output_messages.*.tool_calls) but never executed,"
-    " since its answer is recorded only as a function_response part in the next request's"
-    " input.value, written in the Python SDK's snake_case (contents[].parts[]"
-    ".function_call / .function_response, no ids), which the history reader does not read"
-    " (it reads the REST spelling functionCall / functionResponse), and in the flattened"
-    " llm.input_messages.N.message.* (role tool, name, content), which is read for the"
-    " input only: no executed call, no result, the refused refund no error. Model steps,"
-    " requested calls and arguments, input, answer, agent and session read right",
 }
 
 

@@ -468,3 +468,35 @@ def test_a_pydantic_ai_request_takes_the_role_of_its_parts() -> None:
     assert role_of(request("system-prompt", "tool-return")) is None
     assert role_of({"kind": "response", "parts": []}) == "assistant"
     assert role_of({"kind": "other", "parts": [{"part_kind": "user-prompt"}]}) is None
+
+
+def test_gemini_parts_in_the_python_sdks_spelling_are_calls_and_answers() -> None:
+    """The google-genai SDK dumps its request in snake_case (``function_call``,
+    ``function_response``), the REST API writes camelCase: both are read; without ids
+    the answers pair with the calls by name, arguments and position."""
+    asked = {"role": "model", "parts": [{"function_call": {"name": "refund",
+             "args": {"invoice_id": 7}}}]}  # fmt: skip
+    answered = {"role": "user", "parts": [{"function_response": {"name": "refund",
+                "response": {"error": "RefundWindowExpired"}}}]}  # fmt: skip
+    question = {"role": "user", "parts": [{"text": "Refund invoice 7"}]}
+
+    def generate(n: int, contents: list[Any], reply: dict[str, Any]) -> Span:
+        calls = reply.get("calls", [])
+        attributes: dict[str, Any] = {"openinference.span.kind": "LLM",
+            "input.value": json.dumps({"model": "m", "contents": contents}),
+            "llm.output_messages.0.message.role": "model"}  # fmt: skip
+        for j, call in enumerate(calls):
+            prefix = f"llm.output_messages.0.message.tool_calls.{j}.tool_call.function."
+            attributes[prefix + "name"] = call["name"]
+            attributes[prefix + "arguments"] = json.dumps(call["args"])
+        if "text" in reply:
+            attributes["llm.output_messages.0.message.content"] = reply["text"]
+        return span(n, "GenerateContent", attributes, parent=1, start=n * 10, end=n * 10 + 5)
+
+    trajectory = run(
+        span(1, "turn", {"openinference.span.kind": "AGENT", "agent.name": "shop"}),
+        generate(2, [question], {"calls": [{"name": "refund", "args": {"invoice_id": 7}}]}),
+        generate(3, [question, asked, answered], {"text": "I cannot refund it."}),
+    )
+    (step,) = trajectory.tool_calls
+    assert (step.executed, step.error) == (True, "RefundWindowExpired")
