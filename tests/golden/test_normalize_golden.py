@@ -172,6 +172,7 @@ CAPTURED = {
     "google-adk-agentops",
     "litellm-openinference",
     "google-genai-openinference",
+    "llamaindex-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -229,6 +230,10 @@ AGENT_NAME_NOT_RECORDED = {
     # traceAI's smolagents instrumentation: the run span is named after the class
     # (``ToolCallingAgent.run``) and its smolagents.* keys hold no agent name
     "smolagents-traceai",
+    # traceAI's LlamaIndex instrumentation: spans named after the class and method
+    # (``FunctionAgent.run``, a CHAIN); the name is only ``current_agent_name`` inside the
+    # JSON of the workflow steps' input.value / output.value, as with OpenInference
+    "llamaindex-traceai",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

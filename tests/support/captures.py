@@ -57,13 +57,16 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "crewai-traceai",
         "smolagents-traceai",
         "google-adk-agentops",
+        "llamaindex-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
 # recorded (Laminar's ``@observe`` on a plain loop names only the span). Read right (the
 # label tests hold); a user selects their runs by root-span attributes or tools called, so
 # the verdict tests, which give every capture the example specs, leave them out.
-UNSELECTABLE = frozenset({"openai-client-laminar", "smolagents-traceai"})
+# traceAI's LlamaIndex instrumentation likewise: no service, and the agent's name only
+# inside step payload JSON (``current_agent_name``).
+UNSELECTABLE = frozenset({"openai-client-laminar", "smolagents-traceai", "llamaindex-traceai"})
 # Captures whose agent or session the instrumentation records only under keys of its own
 # or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
 # docs/instrument-your-agent.md gives each): Logfire records the OpenAI Agents SDK's
