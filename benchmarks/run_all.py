@@ -30,6 +30,7 @@ SHORT: dict[str, list[str]] = {
     "judge_shedding.py": ["--duration", "5", "--warmup", "2", "--rounds", "1",
                           "--judge-delay", "2"],
     "hostile.py": ["--inputs", "1000"],
+    "grpc_server_overhead.py": ["--duration", "4", "--warmup", "1", "--repeat", "1"],
     "assembly_memory.py": ["--spans", "20000"],
     "completion_latency.py": ["--probes", "30"],
     "cardinality.py": ["--combinations", "5000", "--seconds", "2", "--scrapes", "3"],
