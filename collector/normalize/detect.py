@@ -25,6 +25,7 @@ from collector.normalize.conventions import (
     strands,
     traceloop,
     vercel,
+    voltagent,
 )
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import CUSTOM, EVIDENCE, Role
@@ -119,6 +120,8 @@ def _other_roles(
         return _unless_evident(agentops.classify(span), span, operation), agentops.NAME
     if operation is None and langwatch.SPAN_TYPE in span.attributes:
         return _unless_evident(langwatch.classify(span), span, None), langwatch.NAME
+    if operation is None and voltagent.ENTITY_TYPE in span.attributes:
+        return _unless_evident(voltagent.classify(span), span, None), voltagent.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME
     role = adk.classify(span)  # legacy-schema names (invocation, call_llm)

@@ -32,6 +32,7 @@ from collector.normalize.conventions import (
     openinference,
     traceloop,
     vercel,
+    voltagent,
 )
 from collector.normalize.mappings import Mappings
 from collector.normalize.tree import SpanTree
@@ -46,6 +47,7 @@ SESSION_KEYS: Final = (
     *vercel.SESSION_KEYS,
     *genkit.SESSION_KEYS,
     *agentops.SESSION_KEYS,
+    voltagent.CONVERSATION_ID,
 )
 
 

@@ -29,6 +29,7 @@ from collector.normalize.conventions import (
     openinference,
     traceloop,
     vercel,
+    voltagent,
 )
 from collector.normalize.errors import span_error
 from collector.normalize.join import Joined
@@ -77,6 +78,8 @@ def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
         found = agentops.agent_name(span)
     if found is None and mlflow.SPAN_TYPE in span.attributes:
         found = mlflow.agent_name(span)
+    if found is None and voltagent.ENTITY_TYPE in span.attributes:
+        found = voltagent.agent_name(span)
     return found
 
 
@@ -119,6 +122,8 @@ def llm_step(span: Span, step_id: str, parent: str | None, agent: str | None) ->
         model = mlflow.model(span)
     if model is None and genkit.TYPE in attributes:
         model = genkit.model(span)
+    if model is None and voltagent.MODEL in attributes:
+        model = voltagent.model(span)
     tokens_in = integer(first(attributes, INPUT_TOKEN_KEYS))
     tokens_out = integer(first(attributes, OUTPUT_TOKEN_KEYS))
     if tokens_in is None and tokens_out is None and langfuse.USAGE in attributes:

@@ -28,6 +28,7 @@ from collector.normalize.conventions import (
     strands,
     traceloop,
     vercel,
+    voltagent,
 )
 from collector.normalize.errors import span_error
 from collector.normalize.mappings import Mappings
@@ -122,8 +123,8 @@ class ToolDraft:
             raw_args = _mapped(attributes, mappings.tool_args, raw_args)
             raw_result = _mapped(attributes, mappings.tool_result, raw_result)
         flagged: str | None = None  # a failure only a true ``<ns>.tool.error`` says
-        if name is None and raw_args is None and raw_result is None:
-            name, raw_args, raw_result, flagged = _unconventional_parts(span)
+        if raw_args is None and raw_result is None:
+            name, raw_args, raw_result, flagged = _unconventional_parts(span, name)
         if span.events:  # Strands records tool content only as events
             raw_args = raw_args if raw_args is not None else strands.tool_arguments(span)
             raw_result = raw_result if raw_result is not None else strands.tool_result(span)
@@ -260,10 +261,19 @@ def _explained(error: str, output: str) -> str:
     return error if parse_json(shown) is not INVALID else shown  # (JSON: a result)
 
 
-def _unconventional_parts(span: Span) -> tuple[AttrValue, AttrValue, AttrValue, str | None]:
+def _unconventional_parts(
+    span: Span, name: AttrValue
+) -> tuple[AttrValue, AttrValue, AttrValue, str | None]:
     """``(name, raw arguments, raw result, flagged failure)`` of a tool span that records
-    none under a convention's tool keys: LangWatch's typed values (the tool named by its
-    span), else the keys of the span name's own namespace (``evidence``)."""
+    neither arguments nor a result under a convention's tool keys: VoltAgent's ``input``
+    and ``output``; for a span that records no name either, LangWatch's typed values
+    (the tool named by its span), else the keys of the span name's own namespace
+    (``evidence``)."""
+    if voltagent.ENTITY_TYPE in span.attributes:
+        raw_args, raw_result = voltagent.tool_parts(span)
+        return name, raw_args, raw_result, None
+    if name is not None:
+        return name, None, None, None
     if langwatch.SPAN_TYPE in span.attributes:
         raw_args, raw_result = langwatch.tool_parts(span)
         return None, raw_args, raw_result, None
@@ -286,6 +296,8 @@ def _quoted_identity(
         name = genkit.tool_name(span)
     if name is None and agentops.SPAN_KIND in attributes:
         name = agentops.tool_name(span)
+    if call_id is None and voltagent.TOOL_CALL_ID in attributes:
+        call_id = voltagent.tool_call_id(span)
     return name, call_id
 
 

@@ -300,7 +300,8 @@ MODEL_LOOP_IN_ONE_SPAN = {"google-genai-afc-otel"}
 # Every model request of a turn written onto one span, chats too: the OpenInference
 # instrumentation of ADK 2.13's default schema suppresses ADK's per-request spans and
 # lets each request overwrite ADK's agent span (an upstream bug; see its NOTES.md).
-MODEL_CALLS_IN_ONE_SPAN = {"google-adk-openinference"}
+MODEL_CALLS_IN_ONE_SPAN = {"google-adk-openinference", "voltagent"}  # (VoltAgent: its one
+# llm:generateText span covers the whole tool loop and records only the first request)
 # No model call recorded at all (traceai-smolagents 0.1.5 wraps Model.__call__ and the
 # step method, which smolagents 1.26 never calls): the trajectory says so (the
 # ``model_calls`` gap) instead of counting none.

@@ -115,9 +115,6 @@ NOT_READ = {
     " only in its own langchain.outputs attribute, non-string arguments dropped): no tool"
     " call is read; the input is (gen_ai.content.prompt), and the tool_calls gap makes"
     " every tool check answer 'not recorded' (test_builtin_labels)",
-    "voltagent": "VoltAgent records its own attributes only (entity.type, tool.call.id,"
-    " plain input/output) and one model span for the whole loop, without the model's"
-    " requests: no span gets a role, so every trace is skipped as no agent run",
     "autogen-agentchat-openinference/multi_turn": "the turn's request is only in the agent"
     " span's input as pydantic str() text, and beyond the first four history messages the"
     " decoder keeps: turns 2 and 3 read turn 1's question as their input",

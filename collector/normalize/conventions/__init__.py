@@ -35,6 +35,7 @@ from collector.normalize.conventions import (
     strands,
     traceloop,
     vercel,
+    voltagent,
 )
 from collector.normalize.messages import RequestedCall
 
@@ -55,6 +56,7 @@ FAMILIES: Final = (
     genkit,
     agentops,
     langwatch,
+    voltagent,
     genai_events,
     chat_events,
 )
@@ -86,6 +88,7 @@ LLM_INPUT: Final[tuple[TextReader, ...]] = (
     genkit.llm_input,
     traceloop.llm_input,
     langwatch.llm_input,
+    voltagent.llm_input,
     genai_events.llm_input,
     chat_events.llm_input,
     evidence.llm_input,
@@ -117,6 +120,7 @@ RUN_INPUT: Final[tuple[TextReader, ...]] = (
     langfuse.run_input,
     mlflow.run_input,
     genkit.run_input,
+    voltagent.run_input,
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
@@ -127,6 +131,7 @@ RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
     strands.llm_output,
     genkit.run_output,
     langwatch.run_output,
+    voltagent.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (

@@ -500,3 +500,36 @@ def test_gemini_parts_in_the_python_sdks_spelling_are_calls_and_answers() -> Non
     )
     (step,) = trajectory.tool_calls
     assert (step.executed, step.error) == (True, "RefundWindowExpired")
+
+
+# VoltAgent's own vocabulary (a session-17 capture, read since session 22): entity.type /
+# entity.name on every span, span.type on the work spans, input / output.
+
+
+def volt(n: int, name: str, parent: int = 0, **attributes: Any) -> Span:
+    recorded = {"entity.type": "agent", "entity.name": "shop", **attributes}
+    return span(n, name, recorded, parent=parent, start=n * 10, end=n * 10 + 5)
+
+
+def test_voltagent_spans_are_read_by_their_own_vocabulary() -> None:
+    trajectory = run(
+        volt(1, "shop", input="Refund invoice 7", output="Refunded.",
+             **{"conversation.id": "s1"}),
+        volt(2, "llm:generateText", 1, **{"span.type": "llm", "llm.model": "m",
+             "llm.messages": json.dumps([{"role": "user", "content": "Refund invoice 7"}])}),
+        volt(3, "tool.execution:refund", 1, input=json.dumps({"invoice_id": 7}), output='"ok"',
+             **{"span.type": "tool", "tool.name": "refund", "tool.call.id": "c1"}),
+        volt(4, "memory.write", 1, **{"span.type": "memory"}),
+    )  # fmt: skip
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM, StepKind.TOOL]
+    (step,) = trajectory.tool_calls
+    assert (step.name, step.call_id, step.result) == ("refund", "c1", "ok")
+    assert step.args == {"invoice_id": 7}
+    assert (trajectory.agent, trajectory.session_id) == ("shop", "s1")
+    assert (trajectory.input, trajectory.output) == ("Refund invoice 7", "Refunded.")
+
+
+def test_span_type_alone_types_nothing() -> None:
+    """``span.type`` is a common key: without VoltAgent's ``entity.type`` it is not read."""
+    plain = span(2, "lookup", {"span.type": "tool", "input": "{}"}, parent=1)
+    assert run(span(1, "turn", {}), plain).steps == ()
