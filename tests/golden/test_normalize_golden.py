@@ -173,6 +173,7 @@ CAPTURED = {
     "litellm-openinference",
     "google-genai-openinference",
     "llamaindex-traceai",
+    "haystack-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -234,6 +235,10 @@ AGENT_NAME_NOT_RECORDED = {
     # (``FunctionAgent.run``, a CHAIN); the name is only ``current_agent_name`` inside the
     # JSON of the workflow steps' input.value / output.value, as with OpenInference
     "llamaindex-traceai",
+    # traceAI's Haystack instrumentation: spans named after the class (``Pipeline.run``,
+    # ``Agent.run``); the name is only the pipeline's component key inside the root's
+    # input.value / output.value JSON
+    "haystack-traceai",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -58,6 +58,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "smolagents-traceai",
         "google-adk-agentops",
         "llamaindex-traceai",
+        "haystack-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -66,7 +67,11 @@ SERVICE_FIXED_BY_SDK = frozenset(
 # the verdict tests, which give every capture the example specs, leave them out.
 # traceAI's LlamaIndex instrumentation likewise: no service, and the agent's name only
 # inside step payload JSON (``current_agent_name``).
-UNSELECTABLE = frozenset({"openai-client-laminar", "smolagents-traceai", "llamaindex-traceai"})
+# traceAI's Haystack instrumentation too: no service, and the agent's name only as the
+# pipeline's component key inside the root's input.value / output.value JSON.
+UNSELECTABLE = frozenset(
+    {"openai-client-laminar", "smolagents-traceai", "llamaindex-traceai", "haystack-traceai"}
+)
 # Captures whose agent or session the instrumentation records only under keys of its own
 # or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
 # docs/instrument-your-agent.md gives each): Logfire records the OpenAI Agents SDK's
@@ -105,6 +110,15 @@ TOOL_PREFIXES = {"semantic-kernel": "MusicStore-", "semantic-kernel-handoff": "M
 # with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
 # folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
+    "haystack-traceai": "traceAI-haystack 0.1.9 traces Pipeline.run and the components a"
+    " Pipeline runs; Haystack 3.x's Agent calls its chat generator and tools directly, so a"
+    " turn is two CHAIN spans (Pipeline.run -> Agent.run) with no model or tool span, and"
+    " the trace is skipped as no agent run (no step, input or answer; the session is read)."
+    " The whole run is only a transcript: the Agent.run span's output.value JSON, whose"
+    " messages are Haystack ChatMessage reprs (ToolCall(tool_name, arguments, id),"
+    " ToolCallResult(result, origin, error=True for the refused refund)) and last_message"
+    " the answer; its input.value holds the turn's input messages. No rule reads a"
+    " transcript on a run with no model-call span (as crewai-mlflow); no call is timed",
     "griptape-otel": "Griptape's own tracing records span names and statuses only (no tool"
     " name, argument, model call or agent): every trace is skipped as no agent run, and a"
     " replay's gate fails saying so; normalization.mappings reads its tool spans",
