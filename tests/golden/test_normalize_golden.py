@@ -174,6 +174,7 @@ CAPTURED = {
     "google-genai-openinference",
     "llamaindex-traceai",
     "haystack-traceai",
+    "agno-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -295,6 +296,9 @@ CALL_IDS_NOT_RECORDED = {
     # a hand-written google-genai loop: the Gemini API's function calls carry no id, so
     # neither do the loop's function responses (OpenInference records neither)
     "google-genai-openinference",
+    # AgentOps' Agno instrumentation records no model call (its OpenAI client
+    # instrumentation is off beside an agentic library) and tool spans without ids
+    "agno-agentops",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.
@@ -310,7 +314,12 @@ MODEL_CALLS_IN_ONE_SPAN = {"google-adk-openinference", "voltagent"}  # (VoltAgen
 # No model call recorded at all (traceai-smolagents 0.1.5 wraps Model.__call__ and the
 # step method, which smolagents 1.26 never calls): the trajectory says so (the
 # ``model_calls`` gap) instead of counting none.
-MODEL_CALLS_NOT_RECORDED = {"smolagents-traceai"}
+MODEL_CALLS_NOT_RECORDED = {
+    "smolagents-traceai",
+    # AgentOps' Agno instrumentation wraps Agent.arun and FunctionCall.execute only, and
+    # takes its own OpenAI client instrumentation off beside an agentic library
+    "agno-agentops",
+}
 # (NO_CONTENT_RECORDED, support.captures): the trajectory states the gaps instead of
 # arguments, results, input and answer (evaluators answer "not recorded", never a
 # verdict on the agent).
