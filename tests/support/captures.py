@@ -196,15 +196,6 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
-    "agno-agentops": "AgentOps' Agno instrumentation records no model call (its OpenAI"
-    " client instrumentation is off beside an agentic library): the run's request and answer"
-    " are only the agent span's agent.input / agentops.entity.input and agent.output (plain"
-    " text), and each call's arguments only its tool span's tool.parameters (the call's JSON"
-    " object, a key OpenInference uses for the tool's schema, not read): input, answer and"
-    " every call's arguments read as none; in tool_error the refused refund is a tool span"
-    " with status OK, tool.status 'success' and tool.result 'failure', the failure only in"
-    " tool.error / tool.execution_error and tool.execution_result_status 'failure': it"
-    " reads as an ordinary result, 'failure'",
 }
 
 

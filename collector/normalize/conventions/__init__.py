@@ -121,6 +121,7 @@ RUN_INPUT: Final[tuple[TextReader, ...]] = (
     mlflow.run_input,
     genkit.run_input,
     voltagent.run_input,
+    agentops.run_input,
 )
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
@@ -132,6 +133,7 @@ RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
     genkit.run_output,
     langwatch.run_output,
     voltagent.run_output,
+    agentops.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (

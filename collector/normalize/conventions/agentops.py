@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from collector.core.records import Span
+from collector.core.records import AttrValue, Span
 from collector.normalize.roles import Role
-from collector.normalize.values import session_keys, text
+from collector.normalize.values import INVALID, parse_json, session_keys, text
 
 NAME: Final = "agentops"
 SPAN_KIND: Final = "agentops.span.kind"
@@ -34,6 +34,14 @@ TOOL_OUTPUT: Final = "agentops.tool.output"
 # arguments as ``tool.parameters``, a key OpenInference uses for the tool's schema, so
 # not read: the model's request gives them).
 TOOL_RESULT: Final = "tool.result"
+# Its Agno integration's tool spans: the call's arguments as a JSON object under
+# ``tool.parameters`` (no model span is recorded beside them to give the request), a
+# failure as text under ``tool.error`` (the span's status stays OK); its agent span the
+# run's ``agent.input`` / ``agent.output`` as plain text.
+TOOL_PARAMETERS: Final = "tool.parameters"
+TOOL_ERROR: Final = "tool.error"
+AGENT_INPUT: Final = "agent.input"
+AGENT_OUTPUT: Final = "agent.output"
 SESSION_KEYS: Final[tuple[str, ...]] = session_keys("trace.metadata.")
 
 KEYS: Final[tuple[str, ...]] = (
@@ -42,6 +50,10 @@ KEYS: Final[tuple[str, ...]] = (
     TOOL_INPUT,
     TOOL_OUTPUT,
     TOOL_RESULT,
+    TOOL_PARAMETERS,
+    TOOL_ERROR,
+    AGENT_INPUT,
+    AGENT_OUTPUT,
     *SESSION_KEYS,
 )
 PREFIXES: Final[tuple[str, ...]] = ()
@@ -86,3 +98,45 @@ def agent_name(span: Span) -> str | None:
 def tool_name(span: Span) -> str | None:
     """A ``@tool`` span's tool: its ``operation.name``, else its span name's stem."""
     return _named(span, Role.TOOL)
+
+
+def tool_arguments(span: Span) -> AttrValue:
+    """A tool span's ``tool.parameters`` when it holds the call's arguments, not a schema
+    (OpenInference's meaning of the key): a JSON object whose values are not parameter
+    schemas (``{"type": …}`` objects) and that has no ``properties``/``$schema``."""
+    if classify(span) is not Role.TOOL:
+        return None
+    raw = span.attributes.get(TOOL_PARAMETERS)
+    parsed = parse_json(raw) if isinstance(raw, str) else INVALID
+    if not isinstance(parsed, dict) or "properties" in parsed or "$schema" in parsed:
+        return None
+    if parsed and all(isinstance(v, dict) and "type" in v for v in parsed.values()):
+        return None  # (a map of parameter name to its schema)
+    return raw
+
+
+def tool_error(span: Span) -> str | None:
+    """A tool span's failure written as text under ``tool.error`` (not a flag)."""
+    if classify(span) is not Role.TOOL:
+        return None
+    found = text(span.attributes.get(TOOL_ERROR))
+    return None if found is None or found in _NOT_ERRORS else found
+
+
+_NOT_ERRORS: Final = frozenset({"None", "False", "false", "True", "true", "null"})
+
+
+def run_input(span: Span) -> str | None:
+    return _plain(span, AGENT_INPUT)
+
+
+def run_output(span: Span) -> str | None:
+    return _plain(span, AGENT_OUTPUT)
+
+
+def _plain(span: Span, key: str) -> str | None:
+    """An agent span's plain text under ``key`` (a JSON value is a call's arguments)."""
+    if classify(span) is not Role.AGENT:
+        return None
+    found = text(span.attributes.get(key))
+    return None if found is None or found.lstrip()[:1] in ("{", "[") else found
