@@ -173,6 +173,7 @@ CAPTURED = {
     "litellm-openinference",
     "google-genai-openinference",
     "llamaindex-traceai",
+    "mistral-client-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
