@@ -175,6 +175,7 @@ CAPTURED = {
     "llamaindex-traceai",
     "haystack-traceai",
     "agno-agentops",
+    "mistral-client-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
