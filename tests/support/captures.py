@@ -196,15 +196,6 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
-    "mistral-client-openinference": "OpenInference's MistralAI instrumentation records no"
-    " call id (no tool_call.id in llm.output_messages, no tool_call_id on the flattened tool"
-    " messages) and drops the history's assistant messages from llm.input_messages (the"
-    " SDK's AssistantMessage objects, as Mistral's docs append them, have no .get); in"
-    " input.value they are pydantic str() text items (role='assistant' content=None"
-    " tool_calls=[ToolCall(..., id=...)]) among the JSON message dicts, which the history"
-    " reader skips: no requested call is paired with its tool message, so every call reads"
-    " as requested but not executed, with no result, and the refused refund with no error"
-    " (the ids are in output.value's response JSON and input.value's tool messages)",
 }
 
 

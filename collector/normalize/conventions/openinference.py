@@ -25,6 +25,7 @@ from collector.normalize.messages import (
     RequestedCall,
     flattened_calls,
     last_text,
+    openai_tool_calls,
     requested,
 )
 from collector.normalize.roles import Role
@@ -203,7 +204,30 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
             attributes, f"{message}tool_calls.", "tool_call.", "function.name",
             "function.arguments", limit=_MAX_INDEX,
         )  # fmt: skip
+    if calls and any(call.call_id is None for call in calls):
+        return _ids_from_response(attributes.get(OUTPUT_VALUE), calls)
     return calls
+
+
+def _ids_from_response(raw: AttrValue, calls: list[RequestedCall]) -> list[RequestedCall]:
+    """``calls`` (flattened without ids: OpenInference's Mistral instrumentation writes
+    none) with the ids of the raw response in ``output.value``, when it is a Chat
+    Completions response whose first choice requests the same calls (names and
+    arguments) in the same order (rule 79); else ``calls`` as they are."""
+    if not isinstance(raw, str) or raw[:1] != "{" or '"choices"' not in raw:
+        return calls
+    response = parse_json(raw)
+    choices = response.get("choices") if isinstance(response, dict) else None
+    first_choice = choices[0] if isinstance(choices, list) and choices else None
+    message = first_choice.get("message") if isinstance(first_choice, dict) else None
+    listed = message.get("tool_calls") if isinstance(message, dict) else None
+    recorded = openai_tool_calls(listed) if isinstance(listed, list) else []
+    if [(call.name, call.args) for call in recorded] != [(call.name, call.args) for call in calls]:
+        return calls
+    return [
+        call._replace(call_id=found.call_id) if call.call_id is None else call
+        for call, found in zip(calls, recorded, strict=True)
+    ]
 
 
 def _output_value_calls(span: Span) -> list[RequestedCall] | None:

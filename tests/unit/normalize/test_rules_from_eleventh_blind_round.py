@@ -533,3 +533,58 @@ def test_span_type_alone_types_nothing() -> None:
     """``span.type`` is a common key: without VoltAgent's ``entity.type`` it is not read."""
     plain = span(2, "lookup", {"span.type": "tool", "input": "{}"}, parent=1)
     assert run(span(1, "turn", {}), plain).steps == ()
+
+
+# AgentOps' Agno integration: no model span; the call's arguments under tool.parameters, a
+# failure as text under tool.error (status OK), the run's text on the agent span.
+
+
+def agentops_span(n: int, kind: str, parent: int = 0, **attributes: Any) -> Span:
+    return span(n, f"x.{kind}", {"agentops.span.kind": kind, **attributes}, parent=parent)
+
+
+def test_agentops_tool_parameters_holding_values_are_the_arguments() -> None:
+    trajectory = run(
+        agentops_span(1, "agent", **{"agent.name": "shop", "agent.input": "Refund invoice 7",
+                                     "agent.output": "I cannot refund it."}),
+        agentops_span(2, "tool", 1, **{"tool.name": "refund",
+                                       "tool.parameters": json.dumps({"invoice_id": 7}),
+                                       "tool.error": "RefundWindowExpired: too late",
+                                       "tool.result": "failure"}),
+        agentops_span(3, "tool", 1, **{"tool.name": "lookup",
+                                       "tool.parameters": json.dumps({"id": {"type": "integer"}}),
+                                       "tool.error": "None", "tool.result": "{}"}),
+    )  # fmt: skip
+    refund, lookup = trajectory.tool_calls
+    assert (refund.args, refund.error) == ({"invoice_id": 7}, "RefundWindowExpired: too late")
+    assert (lookup.args, lookup.error) == (None, None)  # (a schema; "None" is no error)
+    assert (trajectory.input, trajectory.output) == ("Refund invoice 7", "I cannot refund it.")
+
+
+# Rule 79: calls flattened without ids take them from the raw response beside them.
+
+
+def oi_reply(n: int, calls: list[tuple[str, str]], response: Any) -> Span:
+    attributes: dict[str, Any] = {"openinference.span.kind": "LLM",
+        "llm.output_messages.0.message.role": "assistant",
+        "output.value": json.dumps(response)}  # fmt: skip
+    for j, (name, arguments) in enumerate(calls):
+        prefix = f"llm.output_messages.0.message.tool_calls.{j}.tool_call.function."
+        attributes[prefix + "name"], attributes[prefix + "arguments"] = name, arguments
+    return span(n, "chat", attributes, parent=1, start=n * 10, end=n * 10 + 5)
+
+
+def response_calling(*calls: tuple[str, str, str]) -> dict[str, Any]:
+    listed = [{"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+              for call_id, name, args in calls]  # fmt: skip
+    return {"choices": [{"message": {"role": "assistant", "tool_calls": listed}}]}
+
+
+def test_flattened_calls_without_ids_take_the_raw_responses_ids() -> None:
+    args = json.dumps({"invoice_id": 7})
+    root = span(1, "turn", {"openinference.span.kind": "AGENT", "agent.name": "shop"})
+    same = run(root, oi_reply(2, [("refund", args)], response_calling(("c1", "refund", args))))
+    assert [step.call_id for step in same.tool_calls] == ["c1"]
+    other = response_calling(("c1", "refund", json.dumps({"invoice_id": 8})))
+    differs = run(root, oi_reply(2, [("refund", args)], other))
+    assert [step.call_id for step in differs.tool_calls] == [None]
