@@ -115,8 +115,11 @@ class ToolDraft:
         call_id = first(attributes, CALL_ID_KEYS)
         if call_id is None or name is None:
             name, call_id = _quoted_identity(span, name, call_id)
-        raw_args = _own_arguments(span, first(attributes, ARGUMENT_KEYS))
+        raw_args = first(attributes, ARGUMENT_KEYS)
         raw_result = first(attributes, RESULT_KEYS)
+        # AgentOps' Agno tool spans: the arguments in ``tool.parameters`` (read only there)
+        marked = agentops.SPAN_KIND in attributes
+        raw_args = agentops.tool_arguments(span) if raw_args is None and marked else raw_args
         if mappings is not None:
             name = _mapped(attributes, mappings.tool_name, name)
             call_id = _mapped(attributes, mappings.tool_call_id, call_id)
@@ -150,7 +153,8 @@ class ToolDraft:
         if found is None and self._result is not None:
             found = self._result.call_id
         self.call_id: str | None = found
-        error = _own_error(span)
+        error = span_error(span)  # (AgentOps writes a failure as text beside an OK status)
+        error = agentops.tool_error(span) if error is None and marked else error
         if error is None and self._result is not None:
             error = self._result.error
         elif error is not None and isinstance(raw_result, str):
@@ -259,23 +263,6 @@ def _explained(error: str, output: str) -> str:
     ):
         return error
     return error if parse_json(shown) is not INVALID else shown  # (JSON: a result)
-
-
-def _own_arguments(span: Span, found: AttrValue) -> AttrValue:
-    """``found``, else the arguments a vendor records under a key of its own meaning
-    (AgentOps' ``tool.parameters``, where no convention's key holds them)."""
-    if found is None and agentops.SPAN_KIND in span.attributes:
-        return agentops.tool_arguments(span)
-    return found
-
-
-def _own_error(span: Span) -> str | None:
-    """The span's error, else a failure a vendor writes as text beside an OK status
-    (AgentOps' ``tool.error``)."""
-    found = span_error(span)
-    if found is None and agentops.SPAN_KIND in span.attributes:
-        return agentops.tool_error(span)
-    return found
 
 
 def _unconventional_parts(
