@@ -120,7 +120,7 @@ def _other_roles(
         return _unless_evident(agentops.classify(span), span, operation), agentops.NAME
     if operation is None and langwatch.SPAN_TYPE in span.attributes:
         return _unless_evident(langwatch.classify(span), span, None), langwatch.NAME
-    if operation is None and voltagent.ENTITY_TYPE in span.attributes:
+    if operation is None and voltagent.marks(span.attributes):
         return _unless_evident(voltagent.classify(span), span, None), voltagent.NAME
     if vercel_role is not None:
         return vercel_role, vercel.NAME

@@ -47,6 +47,10 @@ def run_input(
         if found:
             return openinference.without_chat_history(found)
     if not llms:
+        for span in run_spans:
+            found = conventions.first_text(conventions.RUN_INPUT_FALLBACK, span)
+            if found:
+                return found
         return None
     found = _from_layers(conventions.LLM_INPUT, llms[0])
     if found is None:

@@ -7,7 +7,8 @@ Precedence (by key, whichever span holds it): the user's mapping →
 ``ai.settings.context.<leaf>``, each namespace with the leaves ``session_id``,
 ``sessionId``, ``thread_id``, ``threadId``, ``conversation_id``, ``conversationId`` in
 that order (``values.SESSION_LEAVES``) → OpenInference ``metadata`` JSON
-(``session_id|conversation_id|thread_id``), parsed only if nothing else matched. A
+(``session_id|conversation_id|thread_id``), parsed only if nothing else matched, or
+VoltAgent's ``conversation.id`` (a common key name: on VoltAgent's spans only). A
 value written as the text ``null`` / ``None`` is no id, nor is a bracketed one: a
 redaction's placeholder (Logfire scrubs a ``session_id`` on its own spans to
 ``[Scrubbed due to 'session']`` and leaves it on the model client's), so the next span
@@ -47,7 +48,6 @@ SESSION_KEYS: Final = (
     *vercel.SESSION_KEYS,
     *genkit.SESSION_KEYS,
     *agentops.SESSION_KEYS,
-    voltagent.CONVERSATION_ID,
 )
 
 
@@ -75,7 +75,9 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
         return best
     for span in spans:
         found = openinference.metadata_session(span)
-        if found is not None:
+        if found is None and voltagent.CONVERSATION_ID in span.attributes:
+            found = voltagent.session(span)  # (a common key name: VoltAgent's spans only)
+        if found is not None and found not in _ABSENT:
             return found
     return None
 

@@ -78,7 +78,7 @@ def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
         found = agentops.agent_name(span)
     if found is None and mlflow.SPAN_TYPE in span.attributes:
         found = mlflow.agent_name(span)
-    if found is None and voltagent.ENTITY_TYPE in span.attributes:
+    if found is None and voltagent.ENTITY_NAME in span.attributes:
         found = voltagent.agent_name(span)
     return found
 

@@ -121,8 +121,10 @@ RUN_INPUT: Final[tuple[TextReader, ...]] = (
     mlflow.run_input,
     genkit.run_input,
     voltagent.run_input,
-    agentops.run_input,
 )
+# Run-level inputs asked only when no model call was recorded (then nothing gives the
+# request: AgentOps' Agno integration records no model span).
+RUN_INPUT_FALLBACK: Final[tuple[TextReader, ...]] = (agentops.run_input,)
 # Strands first: its agent span carries GenAI messages too, with a newline added. Other
 # spans with Strands-style ``gen_ai.choice`` events are still read, last.
 RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
@@ -133,7 +135,6 @@ RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
     genkit.run_output,
     langwatch.run_output,
     voltagent.run_output,
-    agentops.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (
@@ -141,6 +142,7 @@ RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (
     langsmith.run_output,
     langfuse.run_output,
     mlflow.run_output,
+    agentops.run_output,
 )
 
 

@@ -19,9 +19,10 @@ unless ``agentops.span.kind`` marks the span.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
+from collector.normalize.errors import GENERIC
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, parse_json, session_keys, text
 
@@ -102,28 +103,59 @@ def tool_name(span: Span) -> str | None:
 
 def tool_arguments(span: Span) -> AttrValue:
     """A tool span's ``tool.parameters`` when it holds the call's arguments, not a schema
-    (OpenInference's meaning of the key): a JSON object whose values are not parameter
-    schemas (``{"type": …}`` objects) and that has no ``properties``/``$schema``."""
+    (OpenInference's meaning of the key): a JSON object that is no schema
+    (``_schema_like``)."""
     if classify(span) is not Role.TOOL:
         return None
     raw = span.attributes.get(TOOL_PARAMETERS)
     parsed = parse_json(raw) if isinstance(raw, str) else INVALID
-    if not isinstance(parsed, dict) or "properties" in parsed or "$schema" in parsed:
-        return None
-    if parsed and all(isinstance(v, dict) and "type" in v for v in parsed.values()):
-        return None  # (a map of parameter name to its schema)
-    return raw
+    return raw if isinstance(parsed, dict) and not _schema_like(parsed) else None
+
+
+_JSON_TYPES: Final = frozenset(
+    {"string", "integer", "number", "boolean", "object", "array", "null", "any"}
+)
+_SCHEMA_KEYS: Final = ("$schema", "properties", "required", "additionalProperties")
+
+
+def _schema_like(value: dict[str, Any]) -> bool:
+    """Whether an object reads as a schema or a tool definition, not as arguments: a
+    JSON Schema (``$schema``; ``type`` naming a JSON type beside schema keywords, or
+    ``object``), a definition (``parameters`` beside a ``name``), or a map of parameter
+    names to schemas (``{"type": <a JSON type>}``) or to bare type names."""
+    kind = value.get("type")
+    if "$schema" in value or ("name" in value and isinstance(value.get("parameters"), dict)):
+        return True
+    if isinstance(kind, str) and kind in _JSON_TYPES:
+        return kind == "object" or any(key in value for key in _SCHEMA_KEYS)
+    members = list(value.values())
+    return bool(members) and all(_type_of(member) for member in members)
+
+
+def _type_of(member: object) -> bool:
+    if isinstance(member, str):
+        return member in _JSON_TYPES
+    kind = member.get("type") if isinstance(member, dict) else None
+    return isinstance(kind, str) and kind in _JSON_TYPES
 
 
 def tool_error(span: Span) -> str | None:
-    """A tool span's failure written as text under ``tool.error`` (not a flag)."""
+    """A tool span's failure under ``tool.error``: text that is no placeholder of an
+    absent value, or a true flag (the generic failure)."""
     if classify(span) is not Role.TOOL:
         return None
-    found = text(span.attributes.get(TOOL_ERROR))
-    return None if found is None or found in _NOT_ERRORS else found
+    value = span.attributes.get(TOOL_ERROR)
+    if value is True:
+        return GENERIC
+    found = text(value)
+    if found is None or found.strip().casefold() in _NOT_ERRORS:
+        return None
+    return found
 
 
-_NOT_ERRORS: Final = frozenset({"None", "False", "false", "True", "true", "null"})
+_NOT_ERRORS: Final = frozenset(
+    {"", "none", "null", "nil", "undefined", "n/a", "false", "true", "0", "{}", "[]"}
+)
 
 
 def run_input(span: Span) -> str | None:
@@ -135,8 +167,14 @@ def run_output(span: Span) -> str | None:
 
 
 def _plain(span: Span, key: str) -> str | None:
-    """An agent span's plain text under ``key`` (a JSON value is a call's arguments)."""
+    """An agent span's text under ``key``: a JSON object or list is a call's arguments,
+    not the user's text (a JSON string is unquoted)."""
     if classify(span) is not Role.AGENT:
         return None
     found = text(span.attributes.get(key))
-    return None if found is None or found.lstrip()[:1] in ("{", "[") else found
+    if found is None or found.lstrip()[:1] not in ('"', "{", "["):
+        return found
+    parsed = parse_json(found)
+    if isinstance(parsed, dict | list):
+        return None
+    return parsed if isinstance(parsed, str) and parsed else found

@@ -224,6 +224,9 @@ def _ids_from_response(raw: AttrValue, calls: list[RequestedCall]) -> list[Reque
     recorded = openai_tool_calls(listed) if isinstance(listed, list) else []
     if [(call.name, call.args) for call in recorded] != [(call.name, call.args) for call in calls]:
         return calls
+    ids = [found.call_id for found in recorded]
+    if None in ids or len(set(ids)) != len(ids) or any(call.call_id in ids for call in calls):
+        return calls  # (ids that would name two calls: ambiguous)
     return [
         call._replace(call_id=found.call_id) if call.call_id is None else call
         for call, found in zip(calls, recorded, strict=True)

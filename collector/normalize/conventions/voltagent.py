@@ -16,16 +16,18 @@ step per run, and the tool spans are the calls. Nothing here is read unless
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.messages import USER_ROLES, last_text
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, parse_json, text
+from collector.normalize.values import INVALID, parse_json, scalar_text, text
 
 NAME: Final = "voltagent"
 ENTITY_TYPE: Final = "entity.type"
 ENTITY_NAME: Final = "entity.name"
+ENTITY_ID: Final = "entity.id"
 SPAN_TYPE: Final = "span.type"
 INPUT: Final = "input"
 OUTPUT: Final = "output"
@@ -37,6 +39,7 @@ MESSAGES: Final = "llm.messages"
 KEYS: Final[tuple[str, ...]] = (
     ENTITY_TYPE,
     ENTITY_NAME,
+    ENTITY_ID,
     SPAN_TYPE,
     INPUT,
     OUTPUT,
@@ -50,13 +53,23 @@ PREFIXES: Final[tuple[str, ...]] = ()
 _ROLES: Final = {"llm": Role.LLM, "tool": Role.TOOL}
 
 
+def marks(attributes: Mapping[str, AttrValue]) -> bool:
+    """Whether a span carries VoltAgent's entity keys, all three (``entity.type`` alone is
+    a common name: another library's ``customer`` entity is no VoltAgent run)."""
+    return (
+        isinstance(attributes.get(ENTITY_TYPE), str)
+        and ENTITY_ID in attributes
+        and ENTITY_NAME in attributes
+    )
+
+
 def classify(span: Span) -> Role | None:
     """The role ``span.type`` gives a span of an entity's run: the entity's own span
-    (no type) an agent's run, memory and other work plumbing."""
+    (no type) an agent's run, memory and other work plumbing; None unless ``marks``."""
     attributes = span.attributes
-    entity = attributes.get(ENTITY_TYPE)
-    if not isinstance(entity, str):
+    if not marks(attributes):
         return None
+    entity = attributes.get(ENTITY_TYPE)
     kind = attributes.get(SPAN_TYPE)
     if kind is None:
         return Role.AGENT if entity == "agent" else Role.CHAIN
@@ -66,7 +79,14 @@ def classify(span: Span) -> Role | None:
 def _own(span: Span) -> bool:
     """Whether ``span`` is an agent's own span (not one of its work spans)."""
     attributes = span.attributes
-    return attributes.get(ENTITY_TYPE) == "agent" and SPAN_TYPE not in attributes
+    return (
+        attributes.get(ENTITY_TYPE) == "agent" and SPAN_TYPE not in attributes and marks(attributes)
+    )
+
+
+def session(span: Span) -> str | None:
+    """The conversation a VoltAgent span records (read on VoltAgent's spans only)."""
+    return scalar_text(span.attributes.get(CONVERSATION_ID)) if marks(span.attributes) else None
 
 
 def agent_name(span: Span) -> str | None:

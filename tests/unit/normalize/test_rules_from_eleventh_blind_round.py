@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from support.span_kit import run, span
+from support.span_kit import genai_agent, run, span
 
 from collector.core.records import Span, StatusCode
 from evaluators.trajectory import StepKind
@@ -507,7 +507,7 @@ def test_gemini_parts_in_the_python_sdks_spelling_are_calls_and_answers() -> Non
 
 
 def volt(n: int, name: str, parent: int = 0, **attributes: Any) -> Span:
-    recorded = {"entity.type": "agent", "entity.name": "shop", **attributes}
+    recorded = {"entity.type": "agent", "entity.id": "shop", "entity.name": "shop", **attributes}
     return span(n, name, recorded, parent=parent, start=n * 10, end=n * 10 + 5)
 
 
@@ -588,3 +588,85 @@ def test_flattened_calls_without_ids_take_the_raw_responses_ids() -> None:
     other = response_calling(("c1", "refund", json.dumps({"invoice_id": 8})))
     differs = run(root, oi_reply(2, [("refund", args)], other))
     assert [step.call_id for step in differs.tool_calls] == [None]
+
+
+# The second review's findings (session 22): what the third round's readings must not read.
+
+GENAI_EXCHANGE = {
+    "gen_ai.request.model": "m",
+    "gen_ai.input.messages": json.dumps([{"role": "user", "content": "hi"}]),
+    "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": "hello"}]),
+}
+
+
+def test_a_foreign_entity_type_is_no_voltagent_span() -> None:
+    chat = span(2, "chat", {"entity.type": "customer", **GENAI_EXCHANGE}, parent=1)
+    foreign = run(span(1, "turn", {"entity.type": "customer"}), chat)
+    assert [step.kind for step in foreign.steps] == [StepKind.LLM]
+    partial = run(span(1, "invoke", {"entity.type": "agent", "entity.name": "x",
+                                     "output": '{"state": 1}', "conversation.id": "row-42"}),
+                  span(2, "chat", GENAI_EXCHANGE, parent=1))  # fmt: skip
+    assert (partial.output, partial.session_id) == ("hello", None)  # (no entity.id: not marked)
+
+
+AO_AGENT = agentops_span(1, "agent", **{"agent.name": "shop"})
+
+
+def agentops_tool(**attributes: Any) -> Any:
+    tool = agentops_span(2, "tool", 1, **{"tool.name": "get", **attributes})
+    (step,) = run(AO_AGENT, tool).tool_calls
+    return step
+
+
+def test_agentops_tool_parameters_in_a_schema_shape_are_no_arguments() -> None:
+    schemas = ({"name": "get", "parameters": {"type": "object", "properties": {}}},
+               {"id": "integer", "city": "string"}, {"type": "object"},
+               {"$schema": "x", "a": 1}, {"type": "string", "required": ["a"]})  # fmt: skip
+    for schema in schemas:
+        assert agentops_tool(**{"tool.parameters": json.dumps(schema)}).args is None, schema
+    for values in ({"filter": {"type": "news", "since": "2024"}},
+                   {"properties": ["a", "b"], "city": "x"}, {"type": "news"}):  # fmt: skip
+        assert agentops_tool(**{"tool.parameters": json.dumps(values)}).args == values
+
+
+def test_agentops_tool_error_placeholders_are_no_failure_and_a_true_flag_is_one() -> None:
+    for absent in ("none", "undefined", "N/A", " None", "0", "{}", "[]", ""):
+        assert agentops_tool(**{"tool.error": absent, "tool.result": "fine"}).error is None
+    assert agentops_tool(**{"tool.error": True, "tool.result": "fine"}).error is not None
+
+
+def test_tool_parameters_and_tool_error_are_read_on_agentops_spans_only() -> None:
+    plain = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get",
+             "tool.parameters": json.dumps({"id": 7}), "tool.error": "Boom: failed"}  # fmt: skip
+    (step,) = run(genai_agent(1), span(2, "execute_tool get", plain, parent=1)).tool_calls
+    assert (step.args, step.error) == (None, None)
+
+
+def test_agentops_agent_text_is_plain_or_a_json_string_and_yields_to_the_model() -> None:
+    bracketed = run(
+        agentops_span(
+            1,
+            "agent",
+            **{
+                "agent.name": "shop",
+                "agent.input": "[URGENT] refund invoice 7",
+                "agent.output": "{name} please",
+            },
+        )
+    )
+    assert (bracketed.input, bracketed.output) == ("[URGENT] refund invoice 7", "{name} please")
+    quoted = run(agentops_span(1, "agent", **{"agent.name": "shop", "agent.input": '"Refund 7"'}))
+    assert quoted.input == "Refund 7"
+    with_model = run(agentops_span(1, "agent", **{"agent.name": "shop", "agent.input": "x",
+                                                   "agent.output": "RunResponse(...)"}),
+                     span(2, "chat", {"gen_ai.operation.name": "chat", **GENAI_EXCHANGE},
+                          parent=1))  # fmt: skip
+    assert (with_model.input, with_model.output) == ("hi", "hello")
+
+
+def test_rule_79_takes_no_ambiguous_ids() -> None:
+    args = json.dumps({"a": 1})
+    root = span(1, "turn", {"openinference.span.kind": "AGENT", "agent.name": "shop"})
+    twice = response_calling(("c1", "f", args), ("c1", "f", args))
+    same_id = run(root, oi_reply(2, [("f", args), ("f", args)], twice))
+    assert [step.call_id for step in same_id.tool_calls] == [None, None]
