@@ -166,6 +166,15 @@ def message_list(value: Any, depth: int = 0) -> list[Any] | None:
     return None
 
 
+def first_choice(response: Any) -> Any:
+    """The first choice's message of a Chat Completions response (``choices[0].message``;
+    the choice itself when it holds none), or None when ``response`` is no such response."""
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("message", choices[0])
+    return None
+
+
 def _choice_messages(items: list[Any]) -> list[Any]:
     """A Chat Completions response's ``choices`` (``{index, finish_reason, message}``,
     written where the reply's messages go: Laminar's OpenAI instrumentation) as the

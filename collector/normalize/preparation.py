@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collector.normalize import conventions
 from collector.normalize.join import LlmCall
+from collector.normalize.run_text import layers_text
 from collector.normalize.step_list import Item, SortKey
 
 
@@ -61,14 +62,12 @@ def _inner(outer: LlmCall, inner: LlmCall) -> bool:
         outer.step.output_tokens, inner.step.output_tokens
     ):
         return False
-    request = _request(inner)
-    if request is None or request != _request(outer) or _replies(inner):
+    request = layers_text(conventions.LLM_INPUT, inner)
+    if request is None or request != layers_text(conventions.LLM_INPUT, outer):
         return False
-    return bool(outer.calls) or _replies(outer)
-
-
-def _replies(call: LlmCall) -> bool:
-    return any(conventions.first_text(conventions.LLM_OUTPUT, span) for span in call.spans)
+    if layers_text(conventions.LLM_OUTPUT, inner) is not None:
+        return False
+    return bool(outer.calls) or layers_text(conventions.LLM_OUTPUT, outer) is not None
 
 
 def _same_count(outer: int | None, inner: int | None) -> bool:
@@ -78,14 +77,6 @@ def _same_count(outer: int | None, inner: int | None) -> bool:
 def _same_model(outer: str | None, inner: str | None) -> bool:
     """A router's model name may carry its provider (``openai/gpt-4o`` around ``gpt-4o``)."""
     return outer is None or inner is None or outer == inner or outer.endswith("/" + inner)
-
-
-def _request(call: LlmCall) -> str | None:
-    for span in call.spans:
-        found = conventions.first_text(conventions.LLM_INPUT, span)
-        if found is not None:
-            return found
-    return None
 
 
 def _prepares(first: LlmCall, second: LlmCall) -> bool:

@@ -52,7 +52,7 @@ def run_input(
             if found:
                 return found
         return None
-    found = _from_layers(conventions.LLM_INPUT, llms[0])
+    found = layers_text(conventions.LLM_INPUT, llms[0])
     if found is None:
         return request_from_records(run_spans, llms[0])
     fielded = field_request(found)  # (DSPy's adapter: the request is its first field)
@@ -83,7 +83,7 @@ def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None
         if found and not _echoes_request(span, found, llms):
             return _as_the_model_wrote(found, llms)
     if llms:
-        found = _from_layers(conventions.LLM_OUTPUT, llms[-1])
+        found = layers_text(conventions.LLM_OUTPUT, llms[-1])
         if found is None:
             return answer_from_records(run_spans, llms[-1])
         fielded = field_answer(found)  # (DSPy's adapter: the answer is the last field)
@@ -152,7 +152,7 @@ def _as_the_model_wrote(found: str, llms: Sequence[LlmCall]) -> str:
     (Strands' ``str(AgentResult)``), which is not part of the answer."""
     if not llms or not (found[:1].isspace() or found[-1:].isspace()):
         return found
-    reply = _from_layers(conventions.LLM_OUTPUT, llms[-1])
+    reply = layers_text(conventions.LLM_OUTPUT, llms[-1])
     return reply if reply is not None and reply.strip() == found.strip() else found
 
 
@@ -178,12 +178,12 @@ def llm_texts(llms: Sequence[LlmCall]) -> Callable[[str], tuple[str | None, str 
         llm = by_span.get(span_id)
         if llm is None:
             return None, None
-        return _from_layers(conventions.LLM_INPUT, llm), _from_layers(conventions.LLM_OUTPUT, llm)
+        return layers_text(conventions.LLM_INPUT, llm), layers_text(conventions.LLM_OUTPUT, llm)
 
     return texts
 
 
-def _from_layers(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> str | None:
+def layers_text(readers: tuple[conventions.TextReader, ...], llm: LlmCall) -> str | None:
     """The first layer's text (outermost first); for the reply, a layer that recorded the
     exchange (the request's messages as well) is asked before one that recorded a reply
     alone: a wrapper that records no request may write a summary of the framework's

@@ -30,6 +30,7 @@ from collector.normalize.messages import (
     USER_ROLES,
     RequestedCall,
     block_calls,
+    first_choice,
     last_text,
     message_list,
     openai_tool_calls,
@@ -178,9 +179,9 @@ def _reply(output: Any) -> Any:
     response object that holds it under ``message`` beside the provider's raw answer
     (LlamaIndex's ``ChatResponse``: ``{message: {role, blocks}, raw, …}``)."""
     if isinstance(output, dict):
-        choices = output.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            return choices[0].get("message", choices[0])
+        chosen = first_choice(output)
+        if chosen is not None:
+            return chosen
         message = output.get("message")
         if (
             "role" not in output

@@ -23,6 +23,7 @@ from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
+    first_choice,
     flattened_calls,
     last_text,
     openai_tool_calls,
@@ -216,10 +217,7 @@ def _ids_from_response(raw: AttrValue, calls: list[RequestedCall]) -> list[Reque
     arguments) in the same order (rule 79); else ``calls`` as they are."""
     if not isinstance(raw, str) or raw[:1] != "{" or '"choices"' not in raw:
         return calls
-    response = parse_json(raw)
-    choices = response.get("choices") if isinstance(response, dict) else None
-    first_choice = choices[0] if isinstance(choices, list) and choices else None
-    message = first_choice.get("message") if isinstance(first_choice, dict) else None
+    message = first_choice(parse_json(raw))
     listed = message.get("tool_calls") if isinstance(message, dict) else None
     recorded = openai_tool_calls(listed) if isinstance(listed, list) else []
     if [(call.name, call.args) for call in recorded] != [(call.name, call.args) for call in calls]:

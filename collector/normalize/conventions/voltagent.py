@@ -8,10 +8,12 @@ span for the whole tool loop, recording only the first request, ``llm.messages``
 arguments as JSON under ``input``, the result under ``output``; a failure is the span's
 status), ``memory`` (reads and writes of the conversation). The agent's own span has
 no ``span.type``: its ``input`` is the user's text, its ``output`` the answer. With a
-conversation, ``conversation.id`` is on every span (read as the session). How many model
+conversation, ``conversation.id`` is on every span (read as the session, after every
+other session key). How many model
 calls the loop made, and which calls the model asked for, is recorded nowhere: one model
-step per run, and the tool spans are the calls. Nothing here is read unless
-``entity.type`` marks the span.
+step per run, and the tool spans are the calls. Nothing here is read unless the span
+carries all three of ``entity.type``, ``entity.id`` and ``entity.name`` (``marks``):
+``entity.type`` alone, ``input`` and ``conversation.id`` are common names.
 """
 
 from __future__ import annotations
