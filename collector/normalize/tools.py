@@ -273,7 +273,7 @@ def _unconventional_parts(
     and ``output``; for a span that records no name either, LangWatch's typed values
     (the tool named by its span), else the keys of the span name's own namespace
     (``evidence``)."""
-    if voltagent.ENTITY_TYPE in span.attributes:
+    if voltagent.marks(span.attributes):
         raw_args, raw_result = voltagent.tool_parts(span)
         return name, raw_args, raw_result, None
     if name is not None:
