@@ -675,7 +675,7 @@ def test_rule_79_takes_no_ambiguous_ids() -> None:
 def test_a_foreign_entity_type_leaves_a_tool_spans_namespace_keys_read() -> None:
     """A tool span read by its name's own namespace (``evidence``) keeps its arguments
     when it also carries another library's ``entity.type``."""
-    keys = {"entity.type": "customer", "shop.tool.name": "refund",
-            "shop.tool.input": json.dumps({"invoice_id": 7}), "shop.tool.output": '"ok"'}  # fmt: skip
+    keys = {"entity.type": "customer", "shop.tool.name": "refund", "shop.tool.output": '"ok"',
+            "shop.tool.input": json.dumps({"invoice_id": 7})}  # fmt: skip
     (step,) = run(span(1, "turn", {}), span(2, "shop.tool", keys, parent=1)).tool_calls
     assert (step.name, step.args) == ("refund", {"invoice_id": 7})
