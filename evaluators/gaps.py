@@ -10,7 +10,9 @@ Gap names: ``tool_args``, ``tool_results``, ``input``, ``output``, ``session_id`
 were sent to the model, but no tool span and no model request records the calls; or
 the run records neither a model call nor a tool call), ``model_calls`` (the run
 records no model call), ``tool_timings`` (a tool call rebuilt from the model's
-messages that no span ran: its duration is unknown), ``duplicate_instrumentation``
+messages that no span ran: its duration is unknown), ``model_timings`` (a model call
+rebuilt from a transcript a span records: no span recorded the call, its duration is
+unknown), ``duplicate_instrumentation``
 (two layers recorded one call and were merged: informational, never needed).
 """
 
@@ -30,6 +32,7 @@ CONTENT = "content"
 DUPLICATE_INSTRUMENTATION = "duplicate_instrumentation"
 TOOL_CALLS = "tool_calls"
 TOOL_TIMINGS = "tool_timings"
+MODEL_TIMINGS = "model_timings"
 MODEL_CALLS = "model_calls"
 
 GAP_ERROR = "TrajectoryGap"
@@ -42,6 +45,7 @@ _WHAT = {
     CONTENT: "model message content",
     TOOL_CALLS: "the tool calls that ran (their names, arguments and order)",
     TOOL_TIMINGS: "how long each tool call took",
+    MODEL_TIMINGS: "how long each model call took",
     MODEL_CALLS: "the model calls",
 }
 _CONTENT_SETTING = (
@@ -105,6 +109,11 @@ _TOOL_TIMINGS = (
     "is unknown: instrument the tools' execution (a tool span per call; "
     "docs/instrument-your-agent.md)"
 )
+_MODEL_TIMINGS = (
+    "the model calls were rebuilt from a conversation transcript a span records, and no "
+    "span recorded the calls themselves, so their durations are unknown: instrument the "
+    "model client (a span per call; docs/instrument-your-agent.md)"
+)
 _NO_CALLS = (
     "the run records neither a model call nor a tool call, so which tools ran is unknown: "
     "instrument the model client and the tools' execution (a span per call; "
@@ -157,6 +166,8 @@ def setting_for(
         return _TOOL_CALLS if model_calls else _NO_CALLS
     if gap == TOOL_TIMINGS:
         return _TOOL_TIMINGS
+    if gap == MODEL_TIMINGS:
+        return _MODEL_TIMINGS
     if gap == MODEL_CALLS:
         return _MODEL_CALLS
     if content_recorded and gap in (INPUT, OUTPUT):

@@ -55,8 +55,15 @@ from collector.normalize.step_list import (
     sort_key,
 )
 from collector.normalize.step_records import duration_s, new_trajectory, no_run
-from collector.normalize.steps import agent_name, llm_step, node_name, plain_step
+from collector.normalize.steps import (
+    agent_name,
+    llm_step,
+    node_name,
+    plain_step,
+    unreadable_step,
+)
 from collector.normalize.tools import ARGUMENT_KEYS, ToolDraft
+from collector.normalize.transcript_run import recorded_transcript, transcript_calls
 from collector.normalize.tree import SpanTree
 from collector.normalize.wrappers import anonymous_agent, not_a_hop, rewraps, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
@@ -100,7 +107,7 @@ class _Builder:
         for i, span in enumerate(tree.spans):
             try:
                 role, convention = classify(span, mappings)
-            except Exception as exc:  # one odd span must not cost the trace (see _unreadable)
+            except Exception as exc:  # one odd span must not cost the trace (see unreadable_step)
                 role, convention = Role.OTHER, ""
                 self.unreadable[i] = f"{type(exc).__name__}: {exc}"
             self.roles.append(role)
@@ -130,6 +137,10 @@ class _Builder:
         is_run = any(role in _RUN_ROLES for role in self.roles)
         if is_run:
             self._walk(order)
+        transcript = None if self.calls or self.drafts else recorded_transcript(self.tree, order)
+        if transcript is not None:  # no model or tool span; a span's output holds the run
+            is_run = True
+            self.items.extend(transcript_calls(transcript, self.tree, self.agent, len(order)))
         steps = self._steps()
         steps = steered(steps, self.agent, self.agents, self.llms)  # hand-overs: control
         spans = self.tree.spans
@@ -139,8 +150,9 @@ class _Builder:
         run_spans = [spans[self.agent_root]]
         if self.agent_root != self.tree.root:
             run_spans.append(spans[self.tree.root])
-        input_text = run_input(run_spans, self.llms, self._path_spans)
-        output_text = run_output(run_spans, self.llms)
+        request, reply = (None, None) if transcript is None else transcript[3:]
+        input_text = run_input(run_spans, self.llms, self._path_spans, request)
+        output_text = run_output(run_spans, self.llms, reply)
         if steps and steps[-1].kind is kinds.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
         output_text = output_text or control_output(steps)
@@ -207,7 +219,7 @@ class _Builder:
                 except Exception as exc:  # one odd span must not cost the trace
                     reason = f"{type(exc).__name__}: {exc}"
             if reason is not None:  # an ``other`` step carrying the error; the rest is read
-                step = _unreadable(self.tree.spans[i], parent, agent, reason)
+                step = unreadable_step(self.tree.spans[i], parent, agent, reason)
                 self.items.append(((step.start_unix_nano, rank, 0), step))
                 step_id = step.span_id
             parents[i] = parent if step_id is None else step_id
@@ -383,14 +395,3 @@ class _Builder:
         found = ordered_steps(self.items, self.llms, self.internal_tools, self.call_ids)
         self.left_out = found[1]  # optional parts (``evaluators.depth``) left out
         return timed_by_spans(found[0], self.tree, self.roles, self.families, self._work)
-
-
-def _unreadable(span: Span, parent: str | None, agent: str | None, reason: str) -> Step:
-    """A span the conventions could not read, as an ``other`` step carrying the error
-    (the rest of the trace is evaluated as usual)."""
-    name: object = span.name
-    start: object = span.start_unix_nano
-    when = start if isinstance(start, int) else 0
-    error = f"evald could not read this span: {reason}"
-    return Step(kinds.OTHER, name if isinstance(name, str) else "", span.span_id.hex(),
-                parent, when, 0.0, error=error, agent=agent)  # fmt: skip

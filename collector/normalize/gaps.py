@@ -30,6 +30,9 @@ TOOL_CALLS: Final = "tool_calls"
 # A tool call was rebuilt from the model's messages and no span ran it: when it started
 # and how long it took is unknown (its step's duration is 0).
 TOOL_TIMINGS: Final = "tool_timings"
+# A model call was rebuilt from a transcript a span's output records (no span recorded
+# the call): when it started and how long it took is unknown (its duration is 0).
+MODEL_TIMINGS: Final = "model_timings"
 # No model call recorded in the run (every agent's answer comes from one): how many it
 # made is unknown, and, with no tool step either, which tools ran (``tool_calls`` too).
 MODEL_CALLS: Final = "model_calls"
@@ -50,7 +53,8 @@ def gaps_of(
     messages; ``layers_merged``: two instrumentation layers recorded one call;
     ``tools_unrecorded``: tools ran that no step records (``rebuilt.answered_unrecorded``).
     ``tool_timings`` is a gap when an executed tool step has no span (rebuilt from the
-    model's messages: its duration is unknown, not 0). ``model_calls`` when no model
+    model's messages: its duration is unknown, not 0), ``model_timings`` when a model
+    step has none (rebuilt from a transcript, ``transcript_run``). ``model_calls`` when no model
     call is recorded in an agent run (``is_run``; a trace that is none has no calls to
     miss), and then ``tool_calls`` too unless a tool step is.
 
@@ -58,7 +62,7 @@ def gaps_of(
     that results are recorded, a result recorded on any call is); ``content`` is a gap
     when model calls recorded no messages, and in a run without model-call spans when
     nothing recorded any text (no input, answer, arguments or results)."""
-    tools = succeeded = llms = untimed = False
+    tools = succeeded = llms = untimed = untimed_llms = False
     args = results = False  # some executed tool step recorded arguments / a result
     for step in steps:
         if step.kind is kinds.TOOL and step.executed:
@@ -69,6 +73,7 @@ def gaps_of(
             untimed = untimed or not step.span_id
         elif step.kind is kinds.LLM:
             llms = True
+            untimed_llms = untimed_llms or not step.span_id
     found = _calls_missing(llms=llms, tools=tools, tools_unrecorded=tools_unrecorded,
                            is_run=is_run)  # fmt: skip
     if tools and not args:
@@ -85,6 +90,8 @@ def gaps_of(
         found.append(CONTENT)
     if untimed:
         found.append(TOOL_TIMINGS)
+    if untimed_llms:
+        found.append(MODEL_TIMINGS)
     if layers_merged:
         found.append(DUPLICATE_INSTRUMENTATION)
     return tuple(found)

@@ -136,11 +136,12 @@ def _messages(value: Any) -> list[Message]:
     out = []
     for item in items[:_MAX_MESSAGES]:
         if isinstance(item, dict):
-            out.append(_message(item))
+            out.append(message_of(item))
     return out
 
 
-def _message(item: dict[str, Any]) -> Message:
+def message_of(item: dict[str, Any]) -> Message:
+    """One message dict, reduced to its role, requested calls and answers."""
     kind = item.get("type")
     if kind == "function_call":  # a Responses-API input item: one requested call
         # (``call_id`` is what the output item names; ``id`` is the item's own, ``fc_…``)

@@ -113,7 +113,7 @@ def _answer_by_id(messages: list[Message], call: RequestedCall) -> Answer | None
     them across the rounds of one: two answers with the id are no evidence of which)."""
     if call.call_id is None or any(message.calls for message in messages):
         return None
-    last_user = _turn_start(messages)
+    last_user = turn_start(messages)
     found = [
         answer
         for message in messages[last_user + 1 :]
@@ -194,11 +194,11 @@ def answered_unrecorded(llms: Sequence[LlmCall], steps: Sequence[Step]) -> bool:
     if not any(_may_answer(span) for span in llms[-1].spans):
         return False
     messages = history_of(llms[-1])
-    last_user = _turn_start(messages)
+    last_user = turn_start(messages)
     return any(message.answers for message in messages[last_user + 1 :])
 
 
-def _turn_start(messages: list[Message]) -> int:
+def turn_start(messages: list[Message]) -> int:
     """The index of the turn's user message (-1: none): the last message of a user's
     role that carries no tool result. Anthropic's Messages API sends tool results in a
     ``user`` message (GenAI ``tool_call_response`` parts under role ``user``): that

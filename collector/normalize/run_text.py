@@ -38,10 +38,12 @@ def run_input(
     run_spans: Sequence[Span],
     llms: Sequence[LlmCall],
     path: Callable[[], Sequence[Span]] = tuple,
+    request: str | None = None,
 ) -> str | None:
     """The user's request to the run (module docstring). ``path()``: the spans from the
     agent root up to the trace root, plumbing between them included (a task span);
-    asked only when the model's text is all there is."""
+    asked only when the model's text is all there is. ``request``: the first model
+    call's request when no span recorded the call (a run read from its transcript)."""
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_INPUT, span)
         if found:
@@ -52,7 +54,7 @@ def run_input(
             if found:
                 return found
         return None
-    found = layers_text(conventions.LLM_INPUT, llms[0])
+    found = request or layers_text(conventions.LLM_INPUT, llms[0])
     if found is None:
         return request_from_records(run_spans, llms[0])
     fielded = field_request(found)  # (DSPy's adapter: the request is its first field)
@@ -75,15 +77,18 @@ def _description_inside(path: Sequence[Span], model_text: str) -> str | None:
     return None
 
 
-def run_output(run_spans: Sequence[Span], llms: Sequence[LlmCall]) -> str | None:
+def run_output(
+    run_spans: Sequence[Span], llms: Sequence[LlmCall], reply: str | None = None
+) -> str | None:
     """The agent's final answer (module docstring); None when the last model call
-    asked for tools (the run was cut short)."""
+    asked for tools (the run was cut short). ``reply``: the last model call's reply when
+    no span recorded the call (a run read from its transcript)."""
     for span in run_spans:
         found = conventions.first_text(conventions.RUN_OUTPUT, span)
         if found and not _echoes_request(span, found, llms):
             return _as_the_model_wrote(found, llms)
     if llms:
-        found = layers_text(conventions.LLM_OUTPUT, llms[-1])
+        found = reply or layers_text(conventions.LLM_OUTPUT, llms[-1])
         if found is None:
             return answer_from_records(run_spans, llms[-1])
         fielded = field_answer(found)  # (DSPy's adapter: the answer is the last field)

@@ -268,3 +268,14 @@ def _parameter_of(
     if found is None and definitions is not None:
         found = single_parameter(definitions, name)
     return found
+
+
+def unreadable_step(span: Span, parent: str | None, agent: str | None, reason: str) -> Step:
+    """A span the conventions could not read, as an ``other`` step carrying the error
+    (the rest of the trace is evaluated as usual)."""
+    name: object = span.name
+    start: object = span.start_unix_nano
+    when = start if isinstance(start, int) else 0
+    error = f"evald could not read this span: {reason}"
+    return Step(kinds.OTHER, name if isinstance(name, str) else "", span.span_id.hex(),
+                parent, when, 0.0, error=error, agent=agent)  # fmt: skip

@@ -21,7 +21,7 @@ from evaluators.call_identity import PAIRWISE_LIMIT as PAIRWISE_LIMIT  # noqa: P
 from evaluators.call_identity import call_identities
 from evaluators.call_identity import call_key as call_key  # noqa: PLC0414
 from evaluators.call_identity import surely_different as surely_different  # noqa: PLC0414
-from evaluators.gaps import TOOL_CALLS, TOOL_TIMINGS, tool_calls_of
+from evaluators.gaps import MODEL_TIMINGS, TOOL_CALLS, TOOL_TIMINGS, tool_calls_of
 from evaluators.matching import bare_name
 from evaluators.results import BooleanResult, NumericResult
 from evaluators.trajectory import Step, StepKind, Trajectory
@@ -226,7 +226,8 @@ class LatencyCriteria(Criteria):
         return self.per_step if found is None else found
 
 
-_TIMINGS = frozenset({TOOL_TIMINGS})
+_TOOL_TIMINGS = frozenset({TOOL_TIMINGS})
+_MODEL_TIMINGS = frozenset({MODEL_TIMINGS})
 
 
 class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):
@@ -240,11 +241,16 @@ class MaxLatency(Evaluator[LatencyCriteria, StepsConfig]):
     def needs(self, criteria: LatencyCriteria) -> frozenset[str]:
         """The steps' timings when a step limit is set (the run's latency is recorded):
         the tool calls, and their durations (a call rebuilt from the model's messages
-        that no span ran has none; its 0 s is no evidence of speed)."""
+        that no span ran has none; its 0 s is no evidence of speed); the model calls'
+        durations when model steps are judged too (per step: ``tools`` limits only tool
+        steps)."""
         if criteria.per_step is None and not criteria.tools:
             return frozenset()
-        needed = tool_calls_of(self.config.step_kinds)
-        return needed | _TIMINGS if StepKind.TOOL in self.config.step_kinds else needed
+        kinds = self.config.step_kinds
+        needed = tool_calls_of(kinds)
+        needed = needed | _TOOL_TIMINGS if StepKind.TOOL in kinds else needed
+        per_step = criteria.per_step is not None and StepKind.LLM in kinds
+        return needed | _MODEL_TIMINGS if per_step else needed
 
     def evaluate(self, trajectory: Trajectory, criteria: LatencyCriteria) -> BooleanResult:
         slow = [

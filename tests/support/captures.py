@@ -111,15 +111,6 @@ TOOL_PREFIXES = {"semantic-kernel": "MusicStore-", "semantic-kernel-handoff": "M
 # with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
 # folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
-    "haystack-traceai": "traceAI-haystack 0.1.9 traces Pipeline.run and the components a"
-    " Pipeline runs; Haystack 3.x's Agent calls its chat generator and tools directly, so a"
-    " turn is two CHAIN spans (Pipeline.run -> Agent.run) with no model or tool span, and"
-    " the trace is skipped as no agent run (no step, input or answer; the session is read)."
-    " The whole run is only a transcript: the Agent.run span's output.value JSON, whose"
-    " messages are Haystack ChatMessage reprs (ToolCall(tool_name, arguments, id),"
-    " ToolCallResult(result, origin, error=True for the refused refund)) and last_message"
-    " the answer; its input.value holds the turn's input messages. No rule reads a"
-    " transcript on a run with no model-call span (as crewai-mlflow); no call is timed",
     "griptape-otel": "Griptape's own tracing records span names and statuses only (no tool"
     " name, argument, model call or agent): every trace is skipped as no agent run, and a"
     " replay's gate fails saying so; normalization.mappings reads its tool spans",
@@ -157,14 +148,6 @@ NOT_READ = {
     " refund as an ordinary tool output (status UNSET, no exception): the ToolMessage's"
     " status 'error' is only in the LangGraph 'tools' chain span's output, which no rule"
     " reads, and the text the model was shown names no error word",
-    "crewai-mlflow": "MLflow's CrewAI autolog records no model span (CrewAI's native"
-    " provider is no crewai.LLM) and no tool span (its tool patch is on the deprecated"
-    " CrewAgentExecutor, not the default AgentExecutor): the calls, call ids, arguments,"
-    " results and the refused refund exist only as the run's finished transcript, an"
-    " OpenAI-shaped message list in the Task.execute_sync (CHAIN) span's output"
-    " (mlflow.spanOutputs.messages, and the root's tasks_output[].messages), which no rule"
-    " reads when the run has no model call; no step is read, and the input neither (the"
-    " root's input is the kickoff's template variables, {inputs: {customer_message}})",
     "smolagents-mlflow": "MLflow's smolagents autolog records no tool name (every tool span is"
     " SimpleTool.__call__, named after the class; the name attributes it means to write are"
     " dropped) and no model call (it patches Model.__call__, which smolagents 1.26 never"

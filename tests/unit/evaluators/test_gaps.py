@@ -201,6 +201,22 @@ def test_untimed_tool_calls_leave_limits_on_model_calls_judged() -> None:
     assert outcome.passed is True
 
 
+def test_untimed_model_calls_leave_limits_on_model_calls_without_a_verdict() -> None:
+    """Model calls rebuilt from a transcript (rule 80) have no duration: a per-step limit
+    over model steps answers the gap; limits on named tools do not need it."""
+    limit = {"name": "max_latency", "config": {"step_kinds": ["llm"]}, "criteria": {"per_step": 5}}
+    tools = {"name": "max_latency", "id": "tools", "criteria": {"tools": {"refund": 5}}}
+    spec = build_spec({"id": "m", "evaluators": [limit, tools]})
+    trajectory = TrajectoryBuilder("x").llm().tool("refund", {}).llm().output("done")
+    with EvaluationRunner() as runner:
+        found = runner.run(trajectory.gaps("model_timings").build(), spec.bound)
+    by_id = {o.item or o.evaluator: o for o in found}
+    assert by_id["max_latency"].passed is None
+    assert by_id["max_latency"].result.details["gaps"] == ["model_timings"]  # type: ignore[attr-defined]
+    assert "instrument the model client" in by_id["max_latency"].result.explanation  # type: ignore[attr-defined]
+    assert by_id["tools"].passed is True
+
+
 def test_without_any_call_recorded_the_tool_calls_hint_says_so() -> None:
     assert "neither a model call nor a tool call" in setting_for(
         ("mlflow",), "tool_calls", model_calls=False

@@ -1,0 +1,138 @@
+"""A run recorded only as a transcript (ADR 0017, rule 80).
+
+Some instrumentations trace a framework's pipeline or task objects and not its model
+client or tools: no span is a model call or a tool call, yet one span's output is the
+conversation the agent had (Haystack's ``Agent.run`` under traceAI, CrewAI's task under
+MLflow): the user's message, each assistant message with the calls it requested (ids,
+names, arguments), a tool message answering each call, the final assistant text.
+
+Such a trace is read from that transcript, and only when no span recorded a model call
+or a tool call (a span, where there is one, is the better record: timed, and the
+transcript would count its calls twice). The turn is the messages after the last user
+message that answers no call (``rebuilt.turn_start``: earlier turns of a session are
+repeated in it); each run of consecutive assistant messages in it is one model call
+(a request split into one message per call is one), its calls rebuilt with their answers
+as ``rebuilt`` rebuilds a call from a later model call's history. The request is the
+turn's user message, the reply the last assistant text. Neither the model calls nor the
+tool calls have a span: their timings are unknown (gaps ``model_timings``,
+``tool_timings``), and they sit at the start of the span whose output holds them.
+
+Which span: the one whose output holds the most messages of its turn (a pipeline that
+returns its agent's result records it again, nested or whole), the deepest of equals.
+One transcript per trace: sub-agents that record one each are not told apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, NamedTuple
+
+from collector.core.records import Span
+from collector.normalize import kinds
+from collector.normalize.conventions import genai, mlflow, openinference, traceloop
+from collector.normalize.history import Message, message_of
+from collector.normalize.join import LlmCall
+from collector.normalize.messages import ASSISTANT_ROLES, message_list, text_of
+from collector.normalize.rebuilt import SOURCE, turn_start
+from collector.normalize.step_list import SortKey
+from collector.normalize.step_records import new_step
+from collector.normalize.tree import SpanTree
+from collector.normalize.values import INVALID, parse_json
+
+# Where a span records its output as JSON (OpenInference, MLflow, the GenAI keys, Traceloop).
+_OUTPUT_KEYS: Final = (
+    openinference.OUTPUT_VALUE,
+    mlflow.OUTPUTS,
+    genai.OUTPUT_MESSAGES,
+    traceloop.ENTITY_OUTPUT,
+)
+# A reply is written by a role of these names: text without one holds no transcript
+# (checked before parsing, so a non-agent trace's JSON outputs cost a substring test).
+_REPLY_MARKERS: Final = ("assistant", "ASSISTANT", '"model"', "'model'")
+_MAX_MESSAGES: Final = 4096  # bounds the walk over one transcript on hostile data
+_MAX_TEXT: Final = 1 << 22  # a larger output is not parsed for a transcript
+
+
+class Transcript(NamedTuple):
+    """The conversation one span's output records."""
+
+    span: int  # the span's index in the tree
+    messages: list[Message]
+    turn: int  # index of the turn's user message
+    request: str | None  # the turn's user message
+    reply: str | None  # the turn's last assistant text (None: it asked for calls)
+
+
+def recorded_transcript(tree: SpanTree, order: list[int]) -> Transcript | None:
+    """The transcript of the run (module docstring), or None when no span's output holds
+    a user message answered by an assistant message (an output holding the reply alone
+    is no transcript). ``order``: the spans, parents first."""
+    best: Transcript | None = None
+    best_size = 0
+    for i in order:
+        found = _transcript(tree.spans[i], i)
+        if found is not None:
+            size = len(found.messages) - found.turn
+            if size >= best_size:  # (equal: the deeper span, later in ``order``)
+                best, best_size = found, size
+    return best
+
+
+def _transcript(span: Span, i: int) -> Transcript | None:
+    attributes = span.attributes
+    for key in _OUTPUT_KEYS:
+        raw = attributes.get(key)
+        if not isinstance(raw, str) or len(raw) > _MAX_TEXT or raw.lstrip()[:1] not in ("{", "["):
+            continue
+        if not any(marker in raw for marker in _REPLY_MARKERS):
+            continue
+        value = parse_json(raw)
+        if value is INVALID:
+            continue
+        found = _read(value, i)
+        if found is not None:
+            return found
+    return None
+
+
+def _read(value: Any, i: int) -> Transcript | None:
+    items = [item for item in (message_list(value) or ())[:_MAX_MESSAGES] if isinstance(item, dict)]
+    messages = [message_of(item) for item in items]
+    turn = turn_start(messages)
+    if turn < 0:
+        return None  # the reply alone (an output's usual content), not the conversation
+    replies = [m for m in range(turn + 1, len(messages)) if messages[m].role in ASSISTANT_ROLES]
+    if not replies:
+        return None
+    request = text_of(items[turn])
+    last = messages[replies[-1]]
+    reply = None if last.calls else text_of(items[replies[-1]])
+    return Transcript(i, messages, turn, request, reply)
+
+
+def transcript_calls(
+    transcript: Transcript, tree: SpanTree, agent: str | None, rank: int
+) -> list[tuple[SortKey, LlmCall]]:
+    """The model calls of the transcript's turn, as items of the step list: one per run
+    of consecutive assistant messages, with the calls it requested and, as its history,
+    the messages before it (``rebuilt.answer_of`` finds each call's answer in the next
+    one's). Untimed, at the start of the span that records the transcript; ranked from
+    ``rank`` on, in order."""
+    span, messages = tree.spans[transcript.span], transcript.messages
+    out: list[tuple[SortKey, LlmCall]] = []
+    start = span.start_unix_nano
+    m = transcript.turn + 1
+    while m < len(messages):
+        if messages[m].role not in ASSISTANT_ROLES:
+            m += 1
+            continue
+        first, calls = m, []
+        while m < len(messages) and messages[m].role in ASSISTANT_ROLES:
+            calls.extend(messages[m].calls)
+            m += 1
+        step = new_step(kinds.LLM, "", "", None, start, 0.0, None, None, None, None, None,
+                        agent, True, None, None, None, SOURCE)  # fmt: skip
+        call = LlmCall(span, step, calls)
+        call.spans = []  # no span recorded this call: its text is the transcript's
+        call.history = messages[:first]
+        out.append(((start, rank + len(out), 0), call))
+    return out
