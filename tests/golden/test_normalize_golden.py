@@ -176,6 +176,7 @@ CAPTURED = {
     "haystack-traceai",
     "agno-agentops",
     "mistral-client-openinference",
+    "camel-ai-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -241,6 +242,10 @@ AGENT_NAME_NOT_RECORDED = {
     # ``Agent.run``); the name is only the pipeline's component key inside the root's
     # input.value / output.value JSON
     "haystack-traceai",
+    # AgentOps has no CAMEL instrumentor (CAMEL's own AgentOps hooks are v3 events, no-ops
+    # in agentops 0.4): only the OpenAI client's spans under the application's
+    # start_trace root; the ChatAgent's role_name and agent_id reach no span or message
+    "camel-ai-agentops",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

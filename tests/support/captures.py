@@ -60,6 +60,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "llamaindex-traceai",
         "haystack-traceai",
         "agno-agentops",
+        "camel-ai-agentops",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -70,8 +71,16 @@ SERVICE_FIXED_BY_SDK = frozenset(
 # inside step payload JSON (``current_agent_name``).
 # traceAI's Haystack instrumentation too: no service, and the agent's name only as the
 # pipeline's component key inside the root's input.value / output.value JSON.
+# AgentOps over CAMEL: service "agentops", and no agent name recorded (only the OpenAI
+# client's spans under the application's start_trace root).
 UNSELECTABLE = frozenset(
-    {"openai-client-laminar", "smolagents-traceai", "llamaindex-traceai", "haystack-traceai"}
+    {
+        "openai-client-laminar",
+        "smolagents-traceai",
+        "llamaindex-traceai",
+        "haystack-traceai",
+        "camel-ai-agentops",
+    }
 )
 # Captures whose agent or session the instrumentation records only under keys of its own
 # or too bare to take unmapped, read once the user maps them (``normalization.mappings``;
@@ -179,6 +188,13 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
+    "camel-ai-agentops/tool_error": "AgentOps records no executed tool of CAMEL (its"
+    " tool_call.<name> spans are the model's requested calls, children of the model span,"
+    " status OK, no result); CAMEL catches the refund's exception and sends the model the"
+    " tool message 'Tool execution failed: Error executing tool 'refund': Execution of"
+    " function refund failed with kwargs={...}. Error: RefundWindowExpired: ...'"
+    " (gen_ai.prompt.7.content of the next request, role tool), which opens with a clause"
+    " saying it failed, not with an error word: error_text takes it for an ordinary result",
 }
 
 
