@@ -177,6 +177,7 @@ CAPTURED = {
     "agno-agentops",
     "mistral-client-openinference",
     "camel-ai-agentops",
+    "pydantic-ai-otel-v6",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
