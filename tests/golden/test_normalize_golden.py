@@ -178,6 +178,7 @@ CAPTURED = {
     "mistral-client-openinference",
     "camel-ai-agentops",
     "pydantic-ai-otel-v6",
+    "crewai-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -61,6 +61,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "haystack-traceai",
         "agno-agentops",
         "camel-ai-agentops",
+        "crewai-agentops",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -183,6 +184,24 @@ NOT_READ = {
     " pydantic-ai is only inside the recorded payloads (the root's input JSON on the first"
     " turn, its output state and every request message's conversation_id): no attribute"
     " records a session (not read: a session taken out of payload JSON was declined)",
+    "crewai-agentops": "AgentOps' CrewAI instrumentation wraps Crew.kickoff,"
+    " Agent.execute_task, Task.execute_sync, LLM.call, execute_tool_and_check_finality and"
+    " ToolUsage.use; CrewAI 1.15's native provider (OpenAICompletion, no crewai.LLM) and its"
+    " native function calling go through none of the last three, and the SDK's OpenAI"
+    " instrumentation is off beside an agentic library: a turn is four spans (session ->"
+    " crewai.workflow -> <task>.task -> <role>.agent) with no model or tool span, and no"
+    " tool call is read (gaps tool_calls, model_calls). The calls, call ids, arguments,"
+    " results, the parallel pair (one assistant message with two tool_calls) and the"
+    " refused refund ('Error executing tool: RefundWindowExpired: ...', and"
+    " tool_failures=[ToolFailureRecord(...)]) exist only as the run's finished transcript:"
+    " a Python repr of [TaskOutput(..., messages=[{'role': ..., 'tool_calls': [...]}, ...])]"
+    " under crewai.crew.tasks_output on the workflow span, which no rule reads when the run"
+    " has no model call (as crewai-mlflow). Input and answer are not read either: the turn's"
+    " text is the task span's agentops.entity.input (the task description; from the second"
+    " crew-chat turn on, followed by CrewAI's history preamble) and the answer its"
+    " agentops.entity.output (and the root's crewai.crew.result), on a span typed"
+    " workflow.step, not agent; the agent span's agentops.entity.input is the agent's goal."
+    " Agent and session (trace.metadata.session_id) are read",
     "google-adk-agentops/parallel_calls": "AgentOps flattens each message of ADK's request"
     " part by part under one prefix (gen_ai.prompt.N.function_call.*, .function_response.*),"
     " so a message holding two calls or two answers keeps only its last: the answer to the"
