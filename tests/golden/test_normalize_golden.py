@@ -176,6 +176,7 @@ CAPTURED = {
     "haystack-traceai",
     "agno-agentops",
     "mistral-client-openinference",
+    "adk-js-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
