@@ -179,6 +179,7 @@ CAPTURED = {
     "camel-ai-agentops",
     "pydantic-ai-otel-v6",
     "crewai-agentops",
+    "adk-js-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
