@@ -180,6 +180,7 @@ CAPTURED = {
     "pydantic-ai-otel-v6",
     "crewai-agentops",
     "adk-js-otel",
+    "any-agent-tinyagent",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -308,6 +309,10 @@ CALL_IDS_NOT_RECORDED = {
     # AgentOps' Agno instrumentation records no model call (its OpenAI client
     # instrumentation is off beside an agentic library) and tool spans without ids
     "agno-agentops",
+    # any-agent's own tracing (tinyagent): tool spans without ids, the model's calls only as
+    # {"tool.name", "tool.args"} objects in gen_ai.output, and the request messages (with the
+    # tool messages' ids) only on the first model span of a run
+    "any-agent-tinyagent",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.
@@ -637,12 +642,16 @@ def test_normalize_is_fast_enough() -> None:
 
 
 def test_steps_are_in_start_order() -> None:
-    for trace in all_golden_traces():
-        trajectory: Trajectory = normalize(trace)
-        starts = [step.start_unix_nano for step in trajectory.steps]
-        assert starts == sorted(starts)
-        others = {step.name for step in trajectory.steps if step.kind is StepKind.OTHER}
-        assert others <= OPERATIONS_OF_THEIR_OWN  # wrappers and parts of calls are plumbing
+    for framework, scenario in SCENARIOS:
+        path = TRACES / framework / f"{scenario}.pb"
+        for trace in group_traces(decode_file(path), decode_logs(path)).values():
+            trajectory: Trajectory = normalize(trace)
+            starts = [step.start_unix_nano for step in trajectory.steps]
+            assert starts == sorted(starts)
+            if not_read(framework, scenario) is not None:
+                continue  # a misread may leave a call as ``other`` (NOT_READ says which)
+            others = {step.name for step in trajectory.steps if step.kind is StepKind.OTHER}
+            assert others <= OPERATIONS_OF_THEIR_OWN  # wrappers and parts of calls: plumbing
 
 
 # Operations of their own that are neither model nor tool calls: ``other`` steps. Mastra

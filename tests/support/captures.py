@@ -214,6 +214,15 @@ NOT_READ = {
     " function refund failed with kwargs={...}. Error: RefundWindowExpired: ...'"
     " (gen_ai.prompt.7.content of the next request, role tool), which opens with a clause"
     " saying it failed, not with an error word: error_text takes it for an ordinary result",
+    "any-agent-tinyagent": "any-agent's own tracing names its model spans' operation"
+    " call_llm (not a GenAI operation value) and writes no gen_ai.output.messages, so they"
+    " read as OTHER: no model step (label 4/5/4/4/4/3, 2+2+3). Tool arguments are"
+    " gen_ai.tool.args (a JSON object), results and the model's replies gen_ai.output"
+    " (typed by gen_ai.output.type: a Python repr on tool spans; the answer text, or a JSON"
+    " list of {tool.name, tool.args} calls without ids, on model spans): keys the decoder"
+    " does not keep, so no argument, result or answer; the request (gen_ai.input.messages)"
+    " only on a turn's first call_llm span, read only on model spans, so no input. Calls by"
+    " name and order, the refund's error (span status), agent right; no session concept",
 }
 
 
