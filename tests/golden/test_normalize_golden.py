@@ -176,6 +176,7 @@ CAPTURED = {
     "haystack-traceai",
     "agno-agentops",
     "mistral-client-openinference",
+    "fast-agent-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -241,6 +242,9 @@ AGENT_NAME_NOT_RECORDED = {
     # ``Agent.run``); the name is only the pipeline's component key inside the root's
     # input.value / output.value JSON
     "haystack-traceai",
+    # fast-agent's own OTel support: the agent is only the name of its plain INTERNAL span
+    # ``Agent: 'music_store_support' generate`` (no attributes); the root is the app's name
+    "fast-agent-otel",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
