@@ -181,6 +181,7 @@ CAPTURED = {
     "crewai-agentops",
     "adk-js-otel",
     "any-agent-tinyagent",
+    "fast-agent-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -250,6 +251,9 @@ AGENT_NAME_NOT_RECORDED = {
     # in agentops 0.4): only the OpenAI client's spans under the application's
     # start_trace root; the ChatAgent's role_name and agent_id reach no span or message
     "camel-ai-agentops",
+    # fast-agent's own OTel support: the agent is only the name of its plain INTERNAL span
+    # ``Agent: 'music_store_support' generate`` (no attributes); the root is the app's name
+    "fast-agent-otel",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
