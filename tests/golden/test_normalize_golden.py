@@ -182,6 +182,7 @@ CAPTURED = {
     "adk-js-otel",
     "any-agent-tinyagent",
     "fast-agent-otel",
+    "google-genai-traceloop",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -310,6 +311,9 @@ CALL_IDS_NOT_RECORDED = {
     # a hand-written google-genai loop: the Gemini API's function calls carry no id, so
     # neither do the loop's function responses (OpenInference records neither)
     "google-genai-openinference",
+    # the same loop traced by OpenLLMetry's google-generativeai instrumentation: its
+    # tool_call / tool_call_response parts carry "id": "" (the Gemini API sent none)
+    "google-genai-traceloop",
     # AgentOps' Agno instrumentation records no model call (its OpenAI client
     # instrumentation is off beside an agentic library) and tool spans without ids
     "agno-agentops",

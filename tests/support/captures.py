@@ -140,6 +140,14 @@ NOT_READ = {
     " server_name / namespaced_tool_name and is not read. multi_turn: one fast.run() is one"
     " trace (its run span the root), so the three turns (three 'Agent: ... generate'"
     " children) are one trajectory",
+    "google-genai-traceloop": "OpenLLMetry's google-generativeai instrumentation writes each"
+    " function response as a GenAI tool_call_response part whose response is the response"
+    ' dict serialised as a JSON string ({"type": "tool_call_response", "id": "",'
+    ' "response": "{\\"result\\": {...}}"}, no name); history._function_response unwraps'
+    ' the {"result": ...} envelope only when response is an object, so every successful'
+    ' result is read still wrapped ({"result": {...}} vs the label\'s {...}); calls, order,'
+    " arguments, parallel groups, the refund's error, input, answer, agent and session read"
+    " right",
     "haystack-traceai": "traceAI-haystack 0.1.9 traces Pipeline.run and the components a"
     " Pipeline runs; Haystack 3.x's Agent calls its chat generator and tools directly, so a"
     " turn is two CHAIN spans (Pipeline.run -> Agent.run) with no model or tool span, and"
