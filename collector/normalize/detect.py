@@ -35,6 +35,7 @@ from collector.normalize.values import structured
 # What runs below a run, never below one model call: a tool, an agent (another model call
 # may: the client library's layer of the same call, under the framework's span).
 _RUN_WORK: Final = frozenset({Role.TOOL, Role.AGENT})
+_MODEL_CALL: Final = frozenset({Role.LLM})
 _WORK: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT})
 _MAX_DEPTH: Final = 8  # levels looked through below a model call read by evidence
 _MAX_ANCESTORS: Final = 64  # a span's ancestors looked at (the tree cuts cycles)
@@ -181,6 +182,10 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
             tree, roles, i
         ):
             roles[i], families[i] = Role.OTHER, ""
+        elif genai.OPERATION in spans[i].attributes and role_below(
+            tree, roles, i, _MODEL_CALL, max_depth=_MAX_DEPTH
+        ):
+            roles[i] = Role.OTHER  # (rule 81: a wrapper of a model call counts its tokens)
     answered: dict[str, int] = {}  # response id → the convention's span that records it
     for i, role in enumerate(roles):
         response = spans[i].attributes.get(genai.RESPONSE_ID)
@@ -244,9 +249,14 @@ def _calls_below(tree: SpanTree, roles: list[Role], i: int) -> bool:
 
 
 def _read_by_evidence(span: Span, family: str) -> bool:
+    """A model call read from what it records, not from its operation's name: rules 65
+    and 67, and rule 81's operation the conventions do not name (``genai.classify``)."""
     if family == chat_events.NAME:
         return True
-    return family == genai.NAME and genai.OPERATION not in span.attributes
+    if family != genai.NAME:
+        return False
+    operation = span.attributes.get(genai.OPERATION)
+    return operation is None or not genai.named_model_operation(operation)
 
 
 def _unless_evident(role: Role | None, span: Span, operation: object) -> Role:

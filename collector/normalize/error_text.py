@@ -30,11 +30,16 @@ _ERROR_OPENING: Final = re.compile(
 # occurred while running the tool. Please try again." (the OpenAI Agents SDK), and a
 # text that opens by saying something failed whose next sentence opens with an error
 # word up to a colon (Haystack's ToolInvoker: "Failed to invoke Tool `refund` with
-# parameters {...}. Error: RefundWindowExpired: ...").
+# parameters {...}. Error: RefundWindowExpired: ..."), or whose opening clause says
+# something failed, up to a colon, and an error opening follows it (CAMEL's "Tool
+# execution failed: Error executing tool 'refund': ..."): a framework's notice in front
+# of the exception's report. Both words are needed: "Payment failed: 3 retries" is none.
 _ERROR_SENTENCE: Final = re.compile(
     r"\A\s*(?:(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred"
     r"(?: while| during| when|[.:!]|\s*$)"
-    r"|Failed to\b[^\n]{0,400}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
+    r"|Failed to\b[^\n]{0,400}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:"
+    r"|[^\n:]{0,80}\b(?:failed|failure)\s*:\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b"
+    r"[^\n:]{0,80}:)"
 )
 # A Python traceback handed to the model as the result (DSPy's ReAct: "Execution error in
 # refund: \nTraceback (most recent call last): … StoreError: RefundWindowExpired: …"):
@@ -46,6 +51,7 @@ _RAISED: Final = re.compile(r"[ \t]*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b")
 _SAYS_FAILED: Final = re.compile(r"(?i)\b(?:error|exception|failed|failure)\b")
 _MAX_SENTENCE_CHARS: Final = 600
 _OPENING_CHARS: Final = 64  # where those sentences must begin, quotes and white space allowed
+_NOTICE_CHARS: Final = 96  # where a failure notice's colon must be (its clause: 80 characters)
 _AFTER_ERROR_FIELD: Final = frozenset("\"'\\=")
 _OPENING: Final = frozenset("\"'\\")
 _SPACE_ESCAPES: Final = frozenset("nrtfv")
@@ -78,7 +84,7 @@ def error_hint(raw: str) -> bool:
     ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
     ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
     a quote, a backslash or the text's start, whitespace allowed before it; or the
-    sentence "an error (has) occurred"."""
+    sentence "an error (has) occurred", or "failed"/"failure" near the start."""
     # (One-character searches first: far faster than a word's, and the letters are rare.)
     return (
         _word_hint(raw, "rror")
@@ -86,6 +92,8 @@ def error_hint(raw: str) -> bool:
         or ("x" in raw and _word_hint(raw, "xception"))
         or raw.find("occurred", 0, _OPENING_CHARS) >= 0  # (both sentences open the text)
         or raw.find("Failed to", 0, _OPENING_CHARS) >= 0
+        or raw.find("failed", 0, _NOTICE_CHARS) >= 0
+        or raw.find("failure", 0, _NOTICE_CHARS) >= 0
     )
 
 

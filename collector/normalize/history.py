@@ -270,7 +270,12 @@ def _repr_answer(part: dict[str, Any]) -> Answer:
 
 def _function_response(response: Any) -> ToolResult:
     """A function response, out of the ``{"result": …}`` / ``{"error": …}`` envelope
-    SDKs wrap a Python function's return in."""
+    SDKs wrap a Python function's return in; the same envelope recorded as JSON text
+    (OpenLLMetry's Gemini parts serialise the response object) is read the same."""
+    if isinstance(response, str) and response.startswith(('{"result"', '{ "result"')):
+        decoded = parse_json(response)
+        if isinstance(decoded, dict):
+            response = decoded
     if isinstance(response, dict) and len(response) == 1 and "result" in response:
         return _result(response["result"])
     return _result(response)

@@ -64,6 +64,7 @@ ARGUMENT_KEYS: Final = (
     mlflow.INPUTS,
     genkit.INPUT,
     agentops.TOOL_INPUT,
+    genai.TOOL_ARGS,
 )
 RESULT_KEYS: Final = (
     genai.TOOL_RESULT,
@@ -77,6 +78,7 @@ RESULT_KEYS: Final = (
     genkit.OUTPUT,
     agentops.TOOL_OUTPUT,
     agentops.TOOL_RESULT,
+    genai.OUTPUT,
 )
 _NAME_PREFIXES: Final = ("execute_tool ",)
 _MAX_EXPLANATION: Final = 2000  # characters of output that may stand for a failed call's error

@@ -140,14 +140,6 @@ NOT_READ = {
     " server_name / namespaced_tool_name and is not read. multi_turn: one fast.run() is one"
     " trace (its run span the root), so the three turns (three 'Agent: ... generate'"
     " children) are one trajectory",
-    "google-genai-traceloop": "OpenLLMetry's google-generativeai instrumentation writes each"
-    " function response as a GenAI tool_call_response part whose response is the response"
-    ' dict serialised as a JSON string ({"type": "tool_call_response", "id": "",'
-    ' "response": "{\\"result\\": {...}}"}, no name); history._function_response unwraps'
-    ' the {"result": ...} envelope only when response is an object, so every successful'
-    ' result is read still wrapped ({"result": {...}} vs the label\'s {...}); calls, order,'
-    " arguments, parallel groups, the refund's error, input, answer, agent and session read"
-    " right",
     "haystack-traceai": "traceAI-haystack 0.1.9 traces Pipeline.run and the components a"
     " Pipeline runs; Haystack 3.x's Agent calls its chat generator and tools directly, so a"
     " turn is two CHAIN spans (Pipeline.run -> Agent.run) with no model or tool span, and"
@@ -243,22 +235,6 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
-    "camel-ai-agentops/tool_error": "AgentOps records no executed tool of CAMEL (its"
-    " tool_call.<name> spans are the model's requested calls, children of the model span,"
-    " status OK, no result); CAMEL catches the refund's exception and sends the model the"
-    " tool message 'Tool execution failed: Error executing tool 'refund': Execution of"
-    " function refund failed with kwargs={...}. Error: RefundWindowExpired: ...'"
-    " (gen_ai.prompt.7.content of the next request, role tool), which opens with a clause"
-    " saying it failed, not with an error word: error_text takes it for an ordinary result",
-    "any-agent-tinyagent": "any-agent's own tracing names its model spans' operation"
-    " call_llm (not a GenAI operation value) and writes no gen_ai.output.messages, so they"
-    " read as OTHER: no model step (label 4/5/4/4/4/3, 2+2+3). Tool arguments are"
-    " gen_ai.tool.args (a JSON object), results and the model's replies gen_ai.output"
-    " (typed by gen_ai.output.type: a Python repr on tool spans; the answer text, or a JSON"
-    " list of {tool.name, tool.args} calls without ids, on model spans): keys the decoder"
-    " does not keep, so no argument, result or answer; the request (gen_ai.input.messages)"
-    " only on a turn's first call_llm span, read only on model spans, so no input. Calls by"
-    " name and order, the refund's error (span status), agent right; no session concept",
 }
 
 

@@ -19,6 +19,7 @@ from collector.normalize.messages import (
     genai_tool_calls,
     has_role,
     last_text,
+    requested,
 )
 from collector.normalize.roles import Role
 from collector.normalize.values import INVALID, event_attribute, scalar_text, structured
@@ -41,6 +42,11 @@ INPUT_TOKENS: Final = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"
 OUTPUT_TOKENS: Final = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"  # on LLM spans; parsed only to bind a bare arg
 FINAL_RESULT: Final = "final_result"  # pydantic-ai, on the invoke_agent span
+# An operation's output and a tool's arguments under generic names (any-agent): on a
+# model call, its reply text or a list of the calls it requested; on a tool call, its
+# result (``tools.RESULT_KEYS``, after every convention's own key).
+OUTPUT: Final = "gen_ai.output"
+TOOL_ARGS: Final = "gen_ai.tool.args"
 DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
 MERGED_TOOLS: Final = "(merged tools)"  # ADK's extra span for parallel calls: not a tool execution
 
@@ -62,10 +68,18 @@ KEYS: Final[tuple[str, ...]] = (
     *OUTPUT_TOKENS,
     TOOL_DEFINITIONS,
     FINAL_RESULT,
+    OUTPUT,
+    TOOL_ARGS,
 )
 PREFIXES: Final[tuple[str, ...]] = ()
 
 _TOKEN_KEYS: Final = (*INPUT_TOKENS, *OUTPUT_TOKENS)
+# The conventions' operations that are no generation (a model call of another kind, or
+# none): never a model call by rule 81.
+_OTHER_OPERATIONS: Final = frozenset({"embeddings", "retrieval", "execute_tool", "create_agent"})
+# A requested call written as an object of these names (``gen_ai.output``'s list).
+_CALL_NAMES: Final = ("tool.name", "name", "tool_name")
+_CALL_ARGUMENTS: Final = ("tool.args", "arguments", "args", "tool.arguments")
 # A requested call is a ``tool_call`` part, or a Responses-API ``function_call`` item: a
 # reply whose JSON text names neither requests nothing (one scan for both).
 _CALL_MARK: Final = "_call"
@@ -123,7 +137,26 @@ def classify(span: Span) -> Role | None:
     role = _ROLES.get(operation)
     if role is not None:
         return role
+    if operation not in _OTHER_OPERATIONS and _generated(span.attributes):
+        return Role.LLM
     return Role.CHAIN if _names_its_model(span) else Role.OTHER
+
+
+def named_model_operation(operation: object) -> bool:
+    """Whether ``operation`` is one the conventions name a model call by (not rule 81's)."""
+    return operation in _LLM_OPERATIONS
+
+
+def _generated(attributes: Mapping[str, AttrValue]) -> bool:
+    """Whether a span of an operation the conventions do not name called a model that
+    generated an answer (rule 81): it names the model it requested, counts the tokens
+    the model wrote, and names no tool. any-agent's ``call_llm`` spans; an embedding or
+    a retrieval writes no tokens (and is named by the conventions anyway). A span with a
+    model call, a tool or an agent below it is not (``detect.settle_evident_calls``): a
+    wrapper of the calls (AG2's ``conversation``) records their model and tokens' sum."""
+    if REQUEST_MODEL not in attributes or attributes.get(TOOL_NAME) is not None:
+        return False
+    return any(key in attributes for key in OUTPUT_TOKENS)
 
 
 def evident_model_call(span: Span) -> bool:
@@ -151,7 +184,7 @@ def _messages(span: Span, key: str) -> AttrValue:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     value = _messages(span, OUTPUT_MESSAGES)
     if value is None:
-        return None
+        return _listed_calls(span.attributes.get(OUTPUT))
     if isinstance(value, str) and _CALL_MARK not in value:
         return []  # a text-only reply (the final answer): nothing to parse
     parsed = structured(value)
@@ -163,7 +196,32 @@ def llm_input(span: Span) -> str | None:
 
 
 def llm_output(span: Span) -> str | None:
-    return _last(span, OUTPUT_MESSAGES, ASSISTANT_ROLES)
+    found = _last(span, OUTPUT_MESSAGES, ASSISTANT_ROLES)
+    if found is not None or OUTPUT not in span.attributes:
+        return found
+    output = span.attributes.get(OUTPUT)  # (rule 81: the reply, unless it lists calls)
+    return output if isinstance(output, str) and output and _listed_calls(output) is None else None
+
+
+def _listed_calls(value: AttrValue | None) -> list[RequestedCall] | None:
+    """The calls a generic output lists (rule 81): a JSON list of objects, each naming a
+    tool (``tool.name``, ``name``) with its arguments; None when ``value`` is no such list."""
+    if not isinstance(value, str) or value[:1] != "[":
+        return None
+    parsed = structured(value)
+    if not isinstance(parsed, list) or not parsed:
+        return None
+    found: list[RequestedCall] = []
+    for item in parsed:
+        if not isinstance(item, dict):
+            return None
+        name = next((item[key] for key in _CALL_NAMES if isinstance(item.get(key), str)), None)
+        arguments = next((item[key] for key in _CALL_ARGUMENTS if key in item), None)
+        call = requested(None, name, arguments)
+        if call is None:
+            return None
+        found.append(call)
+    return found
 
 
 def run_input(span: Span) -> str | None:

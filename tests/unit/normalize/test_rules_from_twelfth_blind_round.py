@@ -3,9 +3,15 @@ of the shapes the captures showed, never keyed to a library's names."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from typing import Any
 
+import pytest
+from support.span_kit import genai_agent, run, span
+
+from collector.core.records import Span
 from collector.normalize.results import parse_result
+from evaluators.trajectory import StepKind
 
 # CAMEL's ChatAgent (under AgentOps' OpenAI instrumentation) tells the model a tool failed
 # with a notice of its own in front of the exception's report.
@@ -24,3 +30,108 @@ from collector.normalize.results import parse_result
 )  # fmt: skip
 def test_a_failure_notice_in_front_of_an_error_opening_is_an_error(text: str, error: bool) -> None:
     assert (parse_result(text).error is not None) is error
+
+
+# OpenLLMetry's Gemini instrumentation writes a function response as the GenAI
+# ``tool_call_response`` part, its ``response`` the SDK's envelope serialised as JSON text.
+
+
+def gemini_turn(response: str) -> list[Span]:
+    call = {"type": "tool_call", "id": "", "name": "lookup", "arguments": {"q": 1}}
+    answer = {"type": "tool_call_response", "id": "", "response": response}
+    ask = {"role": "user", "parts": [{"type": "text", "content": "q 1?"}]}
+    first = [ask]
+    second = [ask, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]
+    return [
+        genai_agent(),
+        genai_chat_with(2, first, [{"role": "model", "parts": [call]}]),
+        genai_chat_with(
+            3, second, [{"role": "model", "parts": [{"type": "text", "content": "ok"}]}]
+        ),
+    ]
+
+
+def genai_chat_with(n: int, request: list[Any], reply: list[Any]) -> Span:
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gemini",
+        "gen_ai.input.messages": json.dumps(request),
+        "gen_ai.output.messages": json.dumps(reply),
+    }
+    return span(n, "chat gemini", attributes, parent=1)
+
+
+def test_a_function_response_envelope_recorded_as_json_text_is_unwrapped() -> None:
+    (tool,) = run(*gemini_turn(json.dumps({"result": {"total": 3}}))).tool_calls
+    assert tool.result == {"total": 3} and tool.error is None
+    (failed,) = run(*gemini_turn(json.dumps({"error": "StoreClosed: try later"}))).tool_calls
+    assert failed.error is not None
+    (plain,) = run(*gemini_turn(json.dumps({"result": 1, "more": 2}))).tool_calls
+    assert plain.result == {"result": 1, "more": 2}  # two keys: no envelope
+
+
+# any-agent's own tracing: model calls under an operation the conventions do not name
+# (``call_llm``), their reply or requested calls in the generic ``gen_ai.output``, tools'
+# arguments in ``gen_ai.tool.args`` and results in ``gen_ai.output``.
+
+
+def generation(n: int, output: str, parent: int = 1, **more: Any) -> Span:
+    attributes = {
+        "gen_ai.operation.name": "call_llm",
+        "gen_ai.request.model": "m",
+        "gen_ai.output": output,
+        "gen_ai.usage.input_tokens": 10,
+        "gen_ai.usage.output_tokens": 5,
+        **more,
+    }
+    return span(n, "call_llm m", attributes, parent=parent)
+
+
+def generic_tool(n: int, name: str, args: dict[str, Any], output: str) -> Span:
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.args": json.dumps(args),
+        "gen_ai.output": output,
+    }
+    return span(n, f"execute_tool {name}", attributes, parent=1)
+
+
+LISTED = json.dumps([{"tool.name": "lookup", "tool.args": json.dumps({"q": 1})},
+                     {"tool.name": "price", "tool.args": json.dumps({"q": 1})}])  # fmt: skip
+
+
+def test_a_leaf_generation_under_an_unnamed_operation_is_a_model_call() -> None:
+    trajectory = run(
+        genai_agent(),
+        generation(2, LISTED, **{"gen_ai.input.messages": json.dumps([{"role": "user",
+                                                                       "content": "q 1?"}])}),
+        generic_tool(3, "lookup", {"q": 1}, "{'total': 3}"),
+        generic_tool(4, "price", {"q": 1}, "0.99"),
+        generation(5, "It is 3, for 0.99."),
+    )  # fmt: skip
+    assert [step.kind for step in trajectory.steps] == [
+        StepKind.LLM, StepKind.TOOL, StepKind.TOOL, StepKind.LLM]  # fmt: skip
+    lookup, price = trajectory.tool_calls
+    assert (lookup.args, lookup.result, price.result) == ({"q": 1}, {"total": 3}, 0.99)
+    assert (trajectory.input, trajectory.output) == ("q 1?", "It is 3, for 0.99.")
+
+
+def test_an_unnamed_operation_without_generated_tokens_or_around_calls_is_none() -> None:
+    no_tokens = generation(2, "x")
+    del no_tokens.attributes["gen_ai.usage.output_tokens"]  # type: ignore[attr-defined]
+    assert not any(s.kind is StepKind.LLM for s in run(genai_agent(), no_tokens).steps)
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+            "gen_ai.usage.output_tokens": 5}  # fmt: skip
+    wrapped = run(genai_agent(), generation(2, "x"), span(3, "chat m", chat, parent=2))
+    assert sum(s.kind is StepKind.LLM for s in wrapped.steps) == 1  # the wrapper sums its call
+    assert "duplicate_instrumentation" not in wrapped.gaps
+    tool = generation(2, "x", **{"gen_ai.tool.name": "lookup"})
+    assert not any(s.kind is StepKind.LLM for s in run(genai_agent(), tool).steps)
+
+
+def test_a_generic_output_that_lists_no_calls_is_the_reply() -> None:
+    texts = ["[1, 2, 3]", '[{"name": 7}]', '{"answer": 3}']
+    for text in texts:
+        trajectory = run(genai_agent(), generation(2, text))
+        assert trajectory.output == text and not trajectory.tool_calls
