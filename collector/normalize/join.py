@@ -4,8 +4,10 @@ By call id first, anywhere in the trace (clock skew cannot break it). Tool spans
 without an id (OpenInference, OpenAI Agents SDK, CrewAI) are then matched by
 name among still-unmatched requests of the LLM spans *before* them, preferring
 equal arguments, then the latest LLM (the one that triggered the execution),
-then request order; only if none precedes them, among all. Requests left over
-were never executed: the run crashed or was cut short.
+then request order; only if none precedes them, among all; a span that records no
+arguments may run a request of the model call before it that names the tool behind a
+namespace (rule 82). Requests left over were never executed: the run crashed or was
+cut short.
 """
 
 from __future__ import annotations
@@ -101,11 +103,51 @@ def join(ordered: Sequence[ToolDraft | LlmCall]) -> dict[int, Joined]:
         elif item.call_id is not None and item.call_id in by_id:
             joined[id(item)] = Joined()  # a second execution under an id already joined
         else:
-            hit = _best(item, reversed(seen)) or _best(item, reversed(llms))
-            if hit is None and _LABEL_MARKS.intersection(item.name):
-                hit = _labelled(item, seen) or _labelled(item, llms)
+            hit = _by_name(item, seen, llms)
             joined[id(item)] = _take(*hit) if hit is not None else Joined()
     return joined
+
+
+def _by_name(
+    tool: ToolDraft, seen: list[LlmCall], llms: list[LlmCall]
+) -> tuple[LlmCall, int] | None:
+    """The request a tool span without a joined id runs (module docstring): by its name,
+    among the model calls before it, then all; by its name behind a label; by its name
+    behind a namespace (rule 82)."""
+    hit = _best(tool, reversed(seen)) or _best(tool, reversed(llms))
+    if hit is None and _LABEL_MARKS.intersection(tool.name):
+        hit = _labelled(tool, seen) or _labelled(tool, llms)
+    if hit is None and seen and tool.arguments.value is None:
+        hit = _qualified(tool, seen[-1])
+    return hit
+
+
+# What joins a server's or a plugin's namespace to a tool's name in the name a model is
+# offered (``music_store__refund``, ``store.refund``, ``store/refund``).
+_NAMESPACE_MARKS: Final = ("__", ".", "/")
+
+
+def _qualified(tool: ToolDraft, llm: LlmCall) -> tuple[LlmCall, int] | None:
+    """The request a tool span runs when the model asked for the tool under a qualified
+    name and the span, on the executing side, names it bare (rule 82: fast-agent offers an
+    MCP server's tools as ``<server>__<tool>``; the server's ``execute_tool refund`` span
+    records neither arguments nor the model's call id). Only a span that records no
+    arguments (nothing to contradict the request) and no id, and only among the unmatched
+    requests of the model call right before it (the one whose requests it runs), in
+    request order. The draft takes the request's name: the one the model chose."""
+    for k, call in enumerate(llm.calls):
+        if not llm.matched[k] and _qualifies(call.name, tool.name):
+            tool.name = call.name
+            return llm, k
+    return None
+
+
+def _qualifies(qualified: str, name: str) -> bool:
+    """Whether ``qualified`` is ``name`` behind a namespace (``_NAMESPACE_MARKS``)."""
+    if not name or len(qualified) <= len(name) + 1 or not qualified.endswith(name):
+        return False
+    namespace = qualified[: -len(name)]
+    return any(namespace.endswith(mark) and len(namespace) > len(mark) for mark in _NAMESPACE_MARKS)
 
 
 def unexecuted(llms: Iterable[LlmCall]) -> list[tuple[LlmCall, RequestedCall]]:

@@ -128,27 +128,10 @@ TOOL_PREFIXES = {
 # with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
 # folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
-    "fast-agent-otel": "every call is read twice: once rebuilt from the model calls'"
-    " messages (gen_ai.output.messages tool_call parts named music_store__<tool>, with id"
-    " and arguments; the answer a tool_call_response part of the next request's"
-    " gen_ai.input.messages), and once from the MCP server's own tools/call SERVER span"
-    " (gen_ai.operation.name execute_tool, gen_ai.tool.name the bare <tool>, no id, no"
-    " arguments, no result; status ERROR and error.type tool_error on the refused refund),"
-    " which the join does not pair with the request (other name, no arguments to compare):"
-    " an executed call with no arguments and no result beside each rebuilt one."
-    " fast-agent's own 'MCP Tool: <server>__<tool>' span records only tool_name /"
-    " server_name / namespaced_tool_name and is not read. multi_turn: one fast.run() is one"
-    " trace (its run span the root), so the three turns (three 'Agent: ... generate'"
-    " children) are one trajectory",
-    "haystack-traceai": "traceAI-haystack 0.1.9 traces Pipeline.run and the components a"
-    " Pipeline runs; Haystack 3.x's Agent calls its chat generator and tools directly, so a"
-    " turn is two CHAIN spans (Pipeline.run -> Agent.run) with no model or tool span, and"
-    " the trace is skipped as no agent run (no step, input or answer; the session is read)."
-    " The whole run is only a transcript: the Agent.run span's output.value JSON, whose"
-    " messages are Haystack ChatMessage reprs (ToolCall(tool_name, arguments, id),"
-    " ToolCallResult(result, origin, error=True for the refused refund)) and last_message"
-    " the answer; its input.value holds the turn's input messages. No rule reads a"
-    " transcript on a run with no model-call span (as crewai-mlflow); no call is timed",
+    "fast-agent-otel/multi_turn": "one fast.run() is one trace (its run span the root), so"
+    " the three turns (three 'Agent: ... generate' children, no attribute on them, each"
+    " with a new user message in its first model request) are one trajectory: evald takes"
+    " one run per trace",
     "griptape-otel": "Griptape's own tracing records span names and statuses only (no tool"
     " name, argument, model call or agent): every trace is skipped as no agent run, and a"
     " replay's gate fails saying so; normalization.mappings reads its tool spans",

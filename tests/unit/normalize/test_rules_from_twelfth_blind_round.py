@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from support.span_kit import genai_agent, run, span
+from support.span_kit import genai_agent, genai_chat, genai_tool, run, span
 
 from collector.core.records import Span
 from collector.normalize.results import parse_result
@@ -135,3 +135,32 @@ def test_a_generic_output_that_lists_no_calls_is_the_reply() -> None:
     for text in texts:
         trajectory = run(genai_agent(), generation(2, text))
         assert trajectory.output == text and not trajectory.tool_calls
+
+
+# fast-agent offers an MCP server's tools to the model as ``<server>__<tool>``; the server's
+# own span (``execute_tool <tool>``) records no arguments and no call id (rule 82).
+
+
+def mcp_turn(requested: str, executed: str, args: str | None = None) -> list[Span]:
+    call = {"id": "c1", "name": requested, "arguments": {"q": 1}}
+    return [
+        genai_agent(),
+        genai_chat(2, [call]),
+        genai_tool(3, executed, args, call_id=None),
+        genai_chat(4, [], text="done"),
+    ]
+
+
+def test_a_bare_named_execution_runs_the_namespaced_request_before_it() -> None:
+    for requested in ("store__lookup", "store.lookup", "mcp/store/lookup"):
+        (tool,) = run(*mcp_turn(requested, "lookup")).tool_calls
+        assert (tool.name, tool.call_id, tool.args, tool.executed) == (requested, "c1", {"q": 1},
+                                                                        True)  # fmt: skip
+        assert tool.span_id  # the execution's span: timed
+
+
+def test_a_name_that_only_ends_alike_or_other_arguments_join_nothing() -> None:
+    assert len(run(*mcp_turn("my_lookup", "lookup")).tool_calls) == 2
+    assert len(run(*mcp_turn("store-lookup", "lookup")).tool_calls) == 2  # a hyphen: a word
+    other = json.dumps({"q": 2})  # the span says what it ran: not what was asked
+    assert len(run(*mcp_turn("store__lookup", "lookup", other)).tool_calls) == 2
