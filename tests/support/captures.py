@@ -122,6 +122,8 @@ TOOL_PREFIXES = {
     "semantic-kernel-handoff": "MusicStore-",
     # fast-agent offers MCP tools to the model as "<server>__<tool>"
     "fast-agent-otel": "music_store__",
+    # Gemini CLI offers MCP tools to the model as "mcp_<server>_<tool>" (single underscores)
+    "gemini-cli-otel": "mcp_music_store_",
 }
 # Captures evald does not read right yet, kept as the evidence (and the test) for the
 # rule that would: their trajectories are pinned, the label and verdict tests skip them
@@ -213,6 +215,17 @@ NOT_READ = {
     " agentops.entity.output (and the root's crewai.crew.result), on a span typed"
     " workflow.step, not agent; the agent span's agentops.entity.input is the agent's goal."
     " Agent and session (trace.metadata.session_id) are read",
+    "gemini-cli-otel": "Gemini CLI starts every span as a root: each model request"
+    " (llm_call) is a trace of its own, and each batch of tool calls another"
+    " (schedule_tool_calls over one tool_call per call); a turn is 2n+1 traces joined only by"
+    " gen_ai.conversation.id, the call ids and time, and evald takes one run per trace. Inside"
+    " them no call is read: the tool_call spans' operation (gen_ai.operation.name"
+    " 'tool_call') is no GenAI operation, their arguments and result are only inside the"
+    " JSON of gen_ai.input.messages / gen_ai.output.messages (the scheduler's request and"
+    " response objects), and the model's requested calls are Gemini functionCall parts in"
+    " gen_ai.output.messages, which the requested-calls reader skips (no '_call' in the"
+    " text); a session's first input reads as its user message's two text parts joined,"
+    " the CLI's <session_context> block (date, OS, workspace listing) before the user's text",
     "google-adk-agentops/parallel_calls": "AgentOps flattens each message of ADK's request"
     " part by part under one prefix (gen_ai.prompt.N.function_call.*, .function_response.*),"
     " so a message holding two calls or two answers keeps only its last: the answer to the"
