@@ -183,6 +183,7 @@ CAPTURED = {
     "any-agent-tinyagent",
     "fast-agent-otel",
     "google-genai-traceloop",
+    "beeai-js-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -255,6 +256,9 @@ AGENT_NAME_NOT_RECORDED = {
     # fast-agent's own OTel support: the agent is only the name of its plain INTERNAL span
     # ``Agent: 'music_store_support' generate`` (no attributes); the root is the app's name
     "fast-agent-otel",
+    # OpenInference's BeeAI-JS instrumentation: the ToolCallingAgent's meta.name reaches no
+    # span or message (the run root is ``beeai-framework-main``, ``source`` the class name)
+    "beeai-js-openinference",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
