@@ -184,6 +184,7 @@ CAPTURED = {
     "fast-agent-otel",
     "google-genai-traceloop",
     "gemini-cli-otel",
+    "beeai-js-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -259,6 +260,9 @@ AGENT_NAME_NOT_RECORDED = {
     # Gemini CLI names no agent of the user's: every span says gen_ai.agent.name
     # "gemini-cli" (the CLI itself; nothing in its settings or flags renames it)
     "gemini-cli-otel",
+    # OpenInference's BeeAI-JS instrumentation: the ToolCallingAgent's meta.name reaches no
+    # span or message (the run root is ``beeai-framework-main``, ``source`` the class name)
+    "beeai-js-openinference",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

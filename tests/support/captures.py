@@ -130,6 +130,18 @@ TOOL_PREFIXES = {
 # with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
 # folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
+    "beeai-js-openinference": "OpenInference's BeeAI-JS instrumentation writes every BeeAI"
+    " emitter event as a span of its own, siblings under the agent's iteration span"
+    " (agent.toolCalling.start-N): a model call is three LLM spans (<ns>.start with the"
+    " request in llm.input_messages/input.value, .success with the reply only as"
+    " output.value JSON [{content: [{type: 'tool-call', toolCallId, toolName, args}]}] and"
+    " llm.output_messages content '', .finish empty) and a tool call three TOOL spans"
+    " (.start / .success|.error / .finish, named tool.dynamic.<camelCaseName>.<event>-N, no"
+    " tool.name, the arguments only in tool.parameters, the call id only inside the"
+    " metadata JSON's toolCallMsg): each call reads as three tool steps named after the"
+    " event spans with no arguments or call id, the iteration spans as agent steps, one"
+    " model call as three llm steps; the answer (root output.value"
+    " {role, text} JSON, and the final_answer call's response) is not read",
     "fast-agent-otel/multi_turn": "one fast.run() is one trace (its run span the root), so"
     " the three turns (three 'Agent: ... generate' children, no attribute on them, each"
     " with a new user message in its first model request) are one trajectory: evald takes"
