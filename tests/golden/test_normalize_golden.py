@@ -185,6 +185,7 @@ CAPTURED = {
     "google-genai-traceloop",
     "gemini-cli-otel",
     "beeai-js-openinference",
+    "ag2-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -289,6 +290,10 @@ MULTI_AGENT: dict[str, tuple[str | None, str]] = {
     # AG2's two-agent chat: the conversation is the initiating agent's (the user proxy,
     # which also runs the tools); the assistant's model calls are its own
     "ag2-otel": ("customer", "customer"),
+    # the same chat traced by OpenLIT: no tool span, so each executed call is read from
+    # the assistant's model reply that requested it and is the assistant's (the user
+    # proxy runs it inside its generate_reply span, which records no call)
+    "ag2-openlit": ("customer", "music_store_support"),
     # MLflow's root is the runner (an agent span naming no agent); the agents are named
     # by their span names only
     "openai-agents-handoff-mlflow": ("AgentRunner.run", "music_store_support"),
