@@ -145,13 +145,6 @@ NOT_READ = {
     " event spans with no arguments or call id, the iteration spans as agent steps, one"
     " model call as three llm steps; the answer (root output.value"
     " {role, text} JSON, and the final_answer call's response) is not read",
-    "ag2-openlit": "OpenLIT's AG2 instrumentor writes every send/receive/generate_reply of the"
-    " two agents as a span with gen_ai.operation.name 'chat' (provider 'ag2', request model"
-    " 'unknown', gen_ai.agent.name set, no messages array, no response id), nested inside one"
-    " another, with the real model calls (OpenLIT's openai 'chat <model>' spans) below them:"
-    " the whole turn is read as ONE model call (the outermost span, its nested model calls"
-    " merged into it as layers: duplicate_instrumentation gap), whose only tool step is the"
-    " first call requested, unexecuted, with no result; no tool span is recorded at all",
     "fast-agent-otel/multi_turn": "one fast.run() is one trace (its run span the root), so"
     " the three turns (three 'Agent: ... generate' children, no attribute on them, each"
     " with a new user message in its first model request) are one trajectory: evald takes"

@@ -74,6 +74,7 @@ KEYS: Final[tuple[str, ...]] = (
 PREFIXES: Final[tuple[str, ...]] = ()
 
 _TOKEN_KEYS: Final = (*INPUT_TOKENS, *OUTPUT_TOKENS)
+_NO_MODEL: Final = frozenset({"", "unknown"})  # a model named by a placeholder: none
 # The conventions' operations that are no generation (a model call of another kind, or
 # none): never a model call by rule 81.
 _OTHER_OPERATIONS: Final = frozenset({"embeddings", "retrieval", "execute_tool", "create_agent"})
@@ -133,13 +134,25 @@ def classify(span: Span) -> Role | None:
     if not isinstance(operation, str):
         return None
     if operation in _LLM_OPERATIONS:
-        return Role.LLM
+        return Role.AGENT if _agents_own(span.attributes) else Role.LLM
     role = _ROLES.get(operation)
     if role is not None:
         return role
     if operation not in _OTHER_OPERATIONS and _generated(span.attributes):
         return Role.LLM
     return Role.CHAIN if _names_its_model(span) else Role.OTHER
+
+
+def _agents_own(attributes: Mapping[str, AttrValue]) -> bool:
+    """Whether a span of a model-call operation is an agent's step of a conversation, not
+    a call of a model (rule 83): it names the agent (``gen_ai.agent.name``) and no model
+    (the model it requested absent, or a placeholder: OpenLIT writes ``chat`` with model
+    ``unknown`` on each send, receive and reply of an AG2 agent, the model calls below
+    them). A model call names its model, content capture on or off."""
+    if AGENT_NAME not in attributes:
+        return False
+    model = attributes.get(REQUEST_MODEL)
+    return model is None or model in _NO_MODEL
 
 
 def named_model_operation(operation: object) -> bool:

@@ -164,3 +164,33 @@ def test_a_name_that_only_ends_alike_or_other_arguments_join_nothing() -> None:
     assert len(run(*mcp_turn("store-lookup", "lookup")).tool_calls) == 2  # a hyphen: a word
     other = json.dumps({"q": 2})  # the span says what it ran: not what was asked
     assert len(run(*mcp_turn("store__lookup", "lookup", other)).tool_calls) == 2
+
+
+# OpenLIT's AG2 instrumentation writes each send, receive and reply of an agent as a
+# ``chat`` span naming the agent and the model ``unknown``; the model calls run below.
+
+
+def conversation_step(n: int, agent: str, parent: int = 0, model: str = "unknown") -> Span:
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.agent.name": agent}
+    if model:
+        attributes["gen_ai.request.model"] = model
+    return span(n, f"execute_task {agent}", attributes, parent=parent)
+
+
+def test_a_chat_naming_an_agent_and_no_model_is_the_agents_step() -> None:
+    call = {"id": "c1", "name": "lookup", "arguments": {"q": 1}}
+    trajectory = run(
+        conversation_step(1, "customer"),
+        conversation_step(2, "store", parent=1),
+        genai_chat(3, [call], parent=2),
+        conversation_step(4, "store", parent=1, model=""),
+        genai_chat(5, [], parent=4, text="done"),
+    )
+    assert sum(step.kind is StepKind.LLM for step in trajectory.steps) == 2
+    assert trajectory.agent == "customer" and "store" in trajectory.agents
+    assert "duplicate_instrumentation" not in trajectory.gaps
+
+
+def test_a_model_call_naming_its_agent_and_its_model_stays_a_model_call() -> None:
+    trajectory = run(genai_agent(), conversation_step(2, "shop", parent=1, model="gpt-x"))
+    assert [step.kind for step in trajectory.steps] == [StepKind.LLM]
