@@ -186,6 +186,7 @@ CAPTURED = {
     "gemini-cli-otel",
     "beeai-js-openinference",
     "ag2-openlit",
+    "deepagents-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
