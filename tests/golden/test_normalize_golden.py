@@ -187,6 +187,7 @@ CAPTURED = {
     "beeai-js-openinference",
     "ag2-openlit",
     "deepagents-openinference",
+    "mcp-agent-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

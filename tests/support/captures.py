@@ -127,6 +127,8 @@ TOOL_PREFIXES = {
     "fast-agent-otel": "music_store__",
     # Gemini CLI offers MCP tools to the model as "mcp_<server>_<tool>" (single underscores)
     "gemini-cli-otel": "mcp_music_store_",
+    # mcp-agent offers MCP tools to the model as "<server>_<tool>"
+    "mcp-agent-otel": "music_store_",
 }
 # Captures evald does not read right yet, kept as the evidence (and the test) for the
 # rule that would: their trajectories are pinned, the label and verdict tests skip them
@@ -145,6 +147,14 @@ NOT_READ = {
     " event spans with no arguments or call id, the iteration spans as agent steps, one"
     " model call as three llm steps; the answer (root output.value"
     " {role, text} JSON, and the final_answer call's response) is not read",
+    "mcp-agent-otel": "every call is read twice: rebuilt from the model calls' messages"
+    " (music_store_<tool>, with id, arguments, result) and again from the MCP server's"
+    " execute_tool span (bare <tool>, no arguments, no id), which rule 82 does not join"
+    " because a single '_' is not a namespace mark (join._NAMESPACE_MARKS); mcp-agent's own"
+    " tool spans (gen_ai.tool.call.id, gen_ai.tool.name, tool_args, result.content.0.text,"
+    " no gen_ai.operation.name) are not read. The session is only the resource's session.id,"
+    " which no rule reads; multi_turn: one app.run() is one trace (its root span never"
+    " exported), so the three turns are one trajectory",
     "fast-agent-otel/multi_turn": "one fast.run() is one trace (its run span the root), so"
     " the three turns (three 'Agent: ... generate' children, no attribute on them, each"
     " with a new user message in its first model request) are one trajectory: evald takes"
