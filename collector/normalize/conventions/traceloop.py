@@ -22,7 +22,7 @@ from collector.normalize.messages import (
     text_of_content,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, parse_json, session_keys, text
+from collector.normalize.values import INVALID, json_ready, parse_json, session_keys, text
 
 NAME: Final = "traceloop"
 SPAN_KIND: Final = "traceloop.span.kind"
@@ -185,9 +185,9 @@ def _function_call(attributes: Mapping[str, AttrValue], prefix: str) -> dict[str
     name = attributes.get(prefix + "function_call.name")
     if not isinstance(name, str) or not name:
         return None
-    arguments = attributes.get(prefix + "function_call.args")
+    arguments = json_ready(attributes.get(prefix + "function_call.args"))  # (any OTLP value)
     function = {"name": name, "arguments": arguments}
-    return {"id": attributes.get(prefix + "function_call.id"), "type": "function",
+    return {"id": json_ready(attributes.get(prefix + "function_call.id")), "type": "function",
             "function": function}  # fmt: skip
 
 
@@ -205,9 +205,9 @@ def _function_response(
     if result is None:
         result = attributes.get(prefix + "function_response.response")
     message["role"] = "tool"
-    message["content"] = result
+    message["content"] = json_ready(result)
     if call_id is not None:
-        message["tool_call_id"] = call_id
+        message["tool_call_id"] = json_ready(call_id)
     if name is not None:
         message["name"] = name
 

@@ -10,6 +10,7 @@ import pytest
 from support.span_kit import genai_agent, genai_chat, genai_tool, run, span
 
 from collector.core.records import Span
+from collector.normalize.conventions import traceloop
 from collector.normalize.results import parse_result
 from evaluators.trajectory import StepKind
 
@@ -194,3 +195,22 @@ def test_a_chat_naming_an_agent_and_no_model_is_the_agents_step() -> None:
 def test_a_model_call_naming_its_agent_and_its_model_stays_a_model_call() -> None:
     trajectory = run(genai_agent(), conversation_step(2, "shop", parent=1, model="gpt-x"))
     assert [step.kind for step in trajectory.steps] == [StepKind.LLM]
+
+
+def test_flattened_function_call_parts_of_any_otlp_type_read_as_json() -> None:
+    """(A fuzz seed found it: bytes in a flattened Gemini part reached a step as bytes.)"""
+    attributes = {
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "q?",
+        "gen_ai.prompt.1.role": "model",
+        "gen_ai.prompt.1.function_call.name": "lookup",
+        "gen_ai.prompt.1.function_call.args": b"\xff\x00",
+        "gen_ai.prompt.1.function_call.id": b"\x01",
+        "gen_ai.prompt.2.role": "user",
+        "gen_ai.prompt.2.function_response.id": b"\x01",
+        "gen_ai.prompt.2.function_response.result": b"\x02",
+    }
+    messages = traceloop.legacy_messages(span(2, "chat m", attributes, parent=1))
+    assert messages is not None
+    json.dumps(messages)  # no bytes left
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == "ff00"
