@@ -183,6 +183,7 @@ CAPTURED = {
     "any-agent-tinyagent",
     "fast-agent-otel",
     "google-genai-traceloop",
+    "crewai-langtrace",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
