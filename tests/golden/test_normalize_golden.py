@@ -188,6 +188,7 @@ CAPTURED = {
     "ag2-openlit",
     "deepagents-openinference",
     "mcp-agent-otel",
+    "crewai-langtrace",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -155,6 +155,14 @@ NOT_READ = {
     " no gen_ai.operation.name) are not read. The session is only the resource's session.id,"
     " which no rule reads; multi_turn: one app.run() is one trace (its root span never"
     " exported), so the three turns are one trajectory",
+    "crewai-langtrace": "Langtrace records no tool span and no model reply (CrewAI calls"
+    " with_raw_response), and writes each assistant tool_calls message of a prompt as a"
+    " [{'id': '', 'type': ''}] placeholder (it getattr()s CrewAI's dict calls): the tool"
+    " messages (tool_call_id, name, content) have no request to pair with, so no call is"
+    " read (gap tool_calls; arguments only in the root's crewai.crew.tasks_output repr); no"
+    " answer (only crewai.*.result), the input is the templated prompt, not"
+    " crewai.task.description, and no agent (crewai.agent.role is no agent key); model"
+    " steps and session right",
     "fast-agent-otel/multi_turn": "one fast.run() is one trace (its run span the root), so"
     " the three turns (three 'Agent: ... generate' children, no attribute on them, each"
     " with a new user message in its first model request) are one trajectory: evald takes"
