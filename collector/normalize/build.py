@@ -65,7 +65,7 @@ from collector.normalize.steps import (
 from collector.normalize.tools import ARGUMENT_KEYS, ToolDraft
 from collector.normalize.transcript_run import recorded_transcript, transcript_calls
 from collector.normalize.tree import SpanTree
-from collector.normalize.wrappers import anonymous_agent, not_a_hop, rewraps, wraps_work
+from collector.normalize.wrappers import anonymous_agent, empty_hook, not_a_hop, rewraps, wraps_work
 from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, Trajectory
 
@@ -340,8 +340,8 @@ class _Builder:
         also covers a run whose loop ended after one model call.
         """
         name = node_name(self.tree.spans[i])
-        if name.startswith("__") and name.endswith("__"):
-            return True  # __start__, __end__: the graph's own entry and exit
+        if (name.startswith("__") and name.endswith("__")) or empty_hook(self.tree, i):
+            return True  # __start__, __end__: the graph's own entry and exit; a hook's
         work = self._work(i, 0)
         if work not in (int(Role.LLM), int(Role.TOOL)):
             return False

@@ -35,6 +35,7 @@ from typing import Final
 from collector.core.records import Span
 from collector.normalize import conventions
 from collector.normalize.conventions import genai
+from collector.normalize.conventions.openinference import INPUT_VALUE, OUTPUT_VALUE
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LANGFUSE, Role
 from collector.normalize.steps import agent_name, node_name, recorded_agent_name
@@ -74,12 +75,36 @@ def not_a_hop(
     (``is_model_wrapper``), or a Langfuse ``agent`` observation with no work below it
     (Langfuse's LangChain handler types any chain whose name or class path says "agent"
     an agent: AgentExecutor's ``RunnableAssign<agent_scratchpad>``, its output parser),
-    or an empty unnamed agent span / an agent's own workflow (``no_agent_inside``)."""
+    or an empty unnamed agent span / an agent's own workflow (``no_agent_inside``), or a
+    graph hook that returned nothing (``empty_hook``)."""
     if no_agent_inside(tree, roles, i, mappings, memo):
         return True
     if family == LANGFUSE and work(i, 0) == 0:
         return True
+    if empty_hook(tree, i):
+        return True
     return is_model_wrapper(tree, roles, work, i, memo)
+
+
+# What a span records as its output when the function it traced returned nothing.
+_NOTHING: Final = frozenset({"null", "None", ""})
+
+
+def empty_hook(tree: SpanTree, i: int) -> bool:
+    """Whether agent or graph-node span ``i`` has nothing below it and recorded its output
+    as nothing (JSON ``null``) and no input: a hook of the framework's graph (Deep Agents'
+    ``PatchToolCallsMiddleware.before_agent`` node, typed an agent by its name), not a
+    hop and not a step. The recorded null is the evidence (content capture was on, and
+    nothing was handed over); a remote sub-agent with content capture off records no
+    output at all, and stays a hop (``no_agent_inside``)."""
+    if tree.children(i):
+        return False
+    attributes = tree.spans[i].attributes
+    output = attributes.get(OUTPUT_VALUE)
+    if not isinstance(output, str) or output.strip() not in _NOTHING:
+        return False
+    request = attributes.get(INPUT_VALUE)
+    return request is None or (isinstance(request, str) and request.strip() in _NOTHING)
 
 
 def is_model_wrapper(

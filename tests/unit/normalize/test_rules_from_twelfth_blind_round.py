@@ -214,3 +214,25 @@ def test_flattened_function_call_parts_of_any_otlp_type_read_as_json() -> None:
     assert messages is not None
     json.dumps(messages)  # no bytes left
     assert messages[1]["tool_calls"][0]["function"]["arguments"] == "ff00"
+
+
+# Deep Agents' middleware hooks are graph nodes OpenInference types AGENT by their names;
+# with nothing below them they return nothing (``output.value`` JSON null).
+
+
+def test_a_graph_hook_that_returned_nothing_is_no_step() -> None:
+    root = span(1, "music_store_support", {"openinference.span.kind": "AGENT",
+                                           "input.value": "q?", "output.value": "done"})  # fmt: skip
+    chat = {"openinference.span.kind": "LLM", "llm.model_name": "m", "output.value": "done"}
+
+    def hook(output: str | None) -> Span:
+        attributes = {"openinference.span.kind": "AGENT"}
+        if output is not None:
+            attributes["output.value"] = output
+        return span(2, "Middleware.before_agent", attributes, parent=1)
+
+    model = span(3, "ChatOpenAI", chat, parent=1)
+    assert [s.kind for s in run(root, hook("null"), model).steps] == [StepKind.LLM]
+    for kept in ('{"messages": []}', None):  # handed something over; content off: a hop
+        steps = run(root, hook(kept), model).steps
+        assert [s.kind for s in steps] == [StepKind.AGENT, StepKind.LLM], kept
