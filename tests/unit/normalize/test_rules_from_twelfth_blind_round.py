@@ -221,8 +221,8 @@ def test_flattened_function_call_parts_of_any_otlp_type_read_as_json() -> None:
 
 
 def test_a_graph_hook_that_returned_nothing_is_no_step() -> None:
-    root = span(1, "music_store_support", {"openinference.span.kind": "AGENT",
-                                           "input.value": "q?", "output.value": "done"})  # fmt: skip
+    run_attributes = {"openinference.span.kind": "AGENT", "input.value": "q?", "output.value": "ok"}
+    root = span(1, "music_store_support", run_attributes)
     chat = {"openinference.span.kind": "LLM", "llm.model_name": "m", "output.value": "done"}
 
     def hook(output: str | None) -> Span:
