@@ -183,6 +183,7 @@ CAPTURED = {
     "any-agent-tinyagent",
     "fast-agent-otel",
     "google-genai-traceloop",
+    "codex-cli-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -255,6 +256,9 @@ AGENT_NAME_NOT_RECORDED = {
     # fast-agent's own OTel support: the agent is only the name of its plain INTERNAL span
     # ``Agent: 'music_store_support' generate`` (no attributes); the root is the app's name
     "fast-agent-otel",
+    # Codex CLI's own telemetry: no agent name (``agent_name`` on its tool records is its
+    # agent path ``/root``); the name is only in the developer instructions, not exported
+    "codex-cli-otel",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
