@@ -189,6 +189,7 @@ CAPTURED = {
     "deepagents-openinference",
     "mcp-agent-otel",
     "crewai-langtrace",
+    "codex-cli-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -267,6 +268,9 @@ AGENT_NAME_NOT_RECORDED = {
     # OpenInference's BeeAI-JS instrumentation: the ToolCallingAgent's meta.name reaches no
     # span or message (the run root is ``beeai-framework-main``, ``source`` the class name)
     "beeai-js-openinference",
+    # Codex CLI's own telemetry: no agent name (``agent_name`` on its tool records is its
+    # agent path ``/root``); the name is only in the developer instructions, not exported
+    "codex-cli-otel",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -259,6 +259,16 @@ NOT_READ = {
     " gen_ai.output.messages, which the requested-calls reader skips (no '_call' in the"
     " text); a session's first input reads as its user message's two text parts joined,"
     " the CLI's <session_context> block (date, OS, workspace listing) before the user's text",
+    "codex-cli-otel": "Codex CLI's own telemetry has no GenAI key on any span: the tool"
+    " call is an MCP client span (mcp.tools.call: tool.name, tool.call_id, rpc.method"
+    " tools/call, no arguments or result) and the model call a plain span"
+    " (model_client.stream_responses_api: model, wire_api, api.path /responses), neither"
+    " recognised, so every trace is skipped as no_agent_spans (no step, input or answer;"
+    " the session is read). The arguments, results and failure are only in codex.tool_result"
+    " log records (arguments JSON text, output 'Wall time: ... Output: <result>',"
+    " success 'false' on the refused refund) naming the call id, the input only in the"
+    " codex.user_prompt record (prompt), the requested calls in codex.tool_call_received"
+    " span events under the model-call span; the answer is recorded nowhere",
     "google-adk-agentops/parallel_calls": "AgentOps flattens each message of ADK's request"
     " part by part under one prefix (gen_ai.prompt.N.function_call.*, .function_response.*),"
     " so a message holding two calls or two answers keeps only its last: the answer to the"
