@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 from collector.core.records import AttrValue, Span
 from collector.normalize.arguments import parse_arguments
+from collector.normalize.conventions import genai
 from collector.normalize.errors import span_error
 from collector.normalize.event_text import log_records, lone_text
 from collector.normalize.tree import SpanTree
@@ -56,6 +57,9 @@ def complete_calls(
     drafts: Mapping[int, ToolDraft], tree: SpanTree, call_id_keys: Sequence[str]
 ) -> None:
     """Fill what the tool drafts (span index → draft) lack from records and layers."""
+    for i, draft in drafts.items():
+        if draft.call_id is None and not draft.records_arguments:
+            draft.call_id = _enclosing_call_id(tree, i, draft.name, call_id_keys)
     wanting: dict[str, int] = {}
     for i, draft in drafts.items():
         if draft.call_id and not (draft.records_arguments and draft.records_result):
@@ -65,6 +69,41 @@ def complete_calls(
         return
     in_pieces = from_records(wanting, drafts, tree.spans)
     from_layers({call_id: wanting[call_id] for call_id in in_pieces}, drafts, tree, call_id_keys)
+
+
+_MAX_UP: Final = 16  # ancestors asked for an enclosing call's id
+
+
+def _enclosing_call_id(
+    tree: SpanTree, i: int, name: str, call_id_keys: Sequence[str]
+) -> str | None:
+    """The call id an ancestor of tool span ``i`` records for the call it runs in (rule
+    84): the executing side of a protocol records neither the model's call id nor the
+    arguments (an MCP server's ``execute_tool lookup_invoice`` span), while the client
+    side, around it in the same trace, recorded the call (``gen_ai.tool.call.id``) under
+    the tool's name or a qualified one ending in it (``music_store_lookup_invoice``).
+    The nearest ancestor recording an id decides: one naming a different tool is another
+    call's (a tool that calls a tool), and gives none."""
+    up = tree.parent[i]
+    for _ in range(_MAX_UP):
+        if up < 0:
+            return None
+        attributes = tree.spans[up].attributes
+        found = first(attributes, call_id_keys)
+        if isinstance(found, str) and found:
+            named = attributes.get(genai.TOOL_NAME)
+            if not isinstance(named, str):
+                return found  # (the id alone: a span of the client's call plumbing)
+            return found if named == name or _qualified(named, name) else None
+        up = tree.parent[up]
+    return None
+
+
+def _qualified(named: str, name: str) -> bool:
+    """Whether ``named`` is ``name`` behind a namespace of any separator."""
+    if not name or len(named) <= len(name) + 1 or not named.endswith(name):
+        return False
+    return not named[-len(name) - 1].isalnum()
 
 
 def from_records(

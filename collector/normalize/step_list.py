@@ -139,7 +139,8 @@ def _shown_answer(
     argument parsed)."""
     if step.call_id is None or link.llm is None:
         return None
-    wanted = RequestedCall(step.call_id, step.name, None, None)
+    asked = link.request.name if link.request is not None else step.name  # (as the history)
+    wanted = RequestedCall(step.call_id, asked, None, None)
     at = index_of[id(link.llm)]
     answer = answer_of(llms[: at + 2], at, wanted)
     return answer if answer is not None and answer.call_id == step.call_id else None

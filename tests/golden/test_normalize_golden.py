@@ -513,7 +513,11 @@ def skip_if_not_read(framework: str, scenario: str) -> None:
 
 
 def tool_name(framework: str, step: Step) -> str:
-    """The step's tool name as the labels write it (``QUALIFIED_TOOL_NAMES``)."""
+    """The step's tool name as the labels write it (``QUALIFIED_TOOL_NAMES``: the
+    capture's registered prefix, whatever joins it to the name, else the bare name)."""
+    prefix = TOOL_PREFIXES.get(framework, "")
+    if prefix and step.name.startswith(prefix):
+        return step.name[len(prefix) :]
     return bare_name(step.name) if framework in QUALIFIED_TOOL_NAMES else step.name
 
 

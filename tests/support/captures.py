@@ -135,6 +135,10 @@ TOOL_PREFIXES = {
 # with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
 # folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
+    "mcp-agent-otel/multi_turn": "one app.run() is one trace, so the three turns (three"
+    " sibling spans under the root that is never exported, each with the turn's"
+    " message.content and response) are one trajectory: evald takes one run per trace;"
+    " the session is only the resource's session.id, which no span repeats",
     "beeai-js-openinference": "OpenInference's BeeAI-JS instrumentation writes every BeeAI"
     " emitter event as a span of its own, siblings under the agent's iteration span"
     " (agent.toolCalling.start-N): a model call is three LLM spans (<ns>.start with the"
@@ -147,14 +151,6 @@ NOT_READ = {
     " event spans with no arguments or call id, the iteration spans as agent steps, one"
     " model call as three llm steps; the answer (root output.value"
     " {role, text} JSON, and the final_answer call's response) is not read",
-    "mcp-agent-otel": "every call is read twice: rebuilt from the model calls' messages"
-    " (music_store_<tool>, with id, arguments, result) and again from the MCP server's"
-    " execute_tool span (bare <tool>, no arguments, no id), which rule 82 does not join"
-    " because a single '_' is not a namespace mark (join._NAMESPACE_MARKS); mcp-agent's own"
-    " tool spans (gen_ai.tool.call.id, gen_ai.tool.name, tool_args, result.content.0.text,"
-    " no gen_ai.operation.name) are not read. The session is only the resource's session.id,"
-    " which no rule reads; multi_turn: one app.run() is one trace (its root span never"
-    " exported), so the three turns are one trajectory",
     "crewai-langtrace": "Langtrace records no tool span and no model reply (CrewAI calls"
     " with_raw_response), and writes each assistant tool_calls message of a prompt as a"
     " [{'id': '', 'type': ''}] placeholder (it getattr()s CrewAI's dict calls): the tool"

@@ -236,3 +236,33 @@ def test_a_graph_hook_that_returned_nothing_is_no_step() -> None:
     for kept in ('{"messages": []}', None):  # handed something over; content off: a hop
         steps = run(root, hook(kept), model).steps
         assert [s.kind for s in steps] == [StepKind.AGENT, StepKind.LLM], kept
+
+
+# mcp-agent records the call it sends (``gen_ai.tool.call.id``, the qualified tool name)
+# around the MCP server's ``execute_tool <tool>`` span, which records neither (rule 84).
+
+
+def client_and_server(client_tool: str | None, server_tool: str) -> list[Span]:
+    call = {"id": "c1", "name": "store_lookup", "arguments": {"q": 1}}
+    client = {"gen_ai.tool.call.id": "c1", "tool_args": '{"q": 1}'}
+    if client_tool is not None:
+        client["gen_ai.tool.name"] = client_tool
+    return [
+        genai_agent(),
+        genai_chat(2, [call]),
+        span(3, "Agent.call_tool", client, parent=1),
+        genai_tool(4, server_tool, None, call_id=None, parent=3),
+        genai_chat(5, [], text="done"),
+    ]
+
+
+def test_a_server_span_takes_the_id_of_the_call_around_it() -> None:
+    for client_tool in ("store_lookup", None):
+        (tool,) = run(*client_and_server(client_tool, "lookup")).tool_calls
+        assert (tool.name, tool.call_id, tool.args) == ("lookup", "c1", {"q": 1})
+        assert tool.span_id == span(4, "x").span_id.hex()  # timed by the server's span
+
+
+def test_a_span_inside_another_tools_call_takes_no_id() -> None:
+    tools = run(*client_and_server("refund", "lookup")).tool_calls
+    assert [(t.name, t.call_id) for t in tools] == [("store_lookup", "c1"), ("lookup", None)]
