@@ -185,7 +185,7 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
         elif genai.OPERATION in spans[i].attributes and role_below(
             tree, roles, i, _MODEL_CALL, max_depth=_MAX_DEPTH
         ):
-            roles[i] = Role.OTHER  # (rule 81: a wrapper of a model call counts its tokens)
+            roles[i], families[i] = Role.OTHER, ""  # (rule 81: a wrapper counts its calls' tokens)
     answered: dict[str, int] = {}  # response id → the convention's span that records it
     for i, role in enumerate(roles):
         response = spans[i].attributes.get(genai.RESPONSE_ID)

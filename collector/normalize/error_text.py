@@ -31,15 +31,17 @@ _ERROR_OPENING: Final = re.compile(
 # text that opens by saying something failed whose next sentence opens with an error
 # word up to a colon (Haystack's ToolInvoker: "Failed to invoke Tool `refund` with
 # parameters {...}. Error: RefundWindowExpired: ..."), or whose opening clause says
-# something failed, up to a colon, and an error opening follows it (CAMEL's "Tool
-# execution failed: Error executing tool 'refund': ..."): a framework's notice in front
-# of the exception's report. Both words are needed: "Payment failed: 3 retries" is none.
+# a tool's execution (tool, function, execution, call, invocation) failed, up to a
+# colon, and an error opening follows it (CAMEL's "Tool execution failed: Error executing
+# tool 'refund': ..."): a framework's notice in front of the exception's report. All are
+# needed: "Payment failed: 3 retries" is a result, and so is a status report a tool
+# returns ("Deployment 42 failed: RuntimeError: out of memory: ...").
 _ERROR_SENTENCE: Final = re.compile(
     r"\A\s*(?:(?:An? )?(?:unexpected )?[Ee]rror (?:has )?occurred"
     r"(?: while| during| when|[.:!]|\s*$)"
     r"|Failed to\b[^\n]{0,400}?[.!]\s+(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:"
-    r"|[^\n:]{0,80}\b(?:failed|failure)\s*:\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b"
-    r"[^\n:]{0,80}:)"
+    r"|(?i:[^\n:]{0,60}\b(?:tool|function|execution|call|invocation)\b[^\n:]{0,30}?"
+    r"\b(?:failed|failure))\s*:\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b[^\n:]{0,80}:)"
 )
 # A Python traceback handed to the model as the result (DSPy's ReAct: "Execution error in
 # refund: \nTraceback (most recent call last): … StoreError: RefundWindowExpired: …"):
@@ -84,7 +86,7 @@ def error_hint(raw: str) -> bool:
     ``"is_error"``, ``isError``, ``status='error'``; or an error word (``Error``,
     ``ERROR``, ``Exception``, maybe after an identifier) opening a string: right after
     a quote, a backslash or the text's start, whitespace allowed before it; or the
-    sentence "an error (has) occurred", or "failed"/"failure" near the start."""
+    sentence "an error (has) occurred", or "failed"/"failure" (any case) near the start."""
     # (One-character searches first: far faster than a word's, and the letters are rare.)
     return (
         _word_hint(raw, "rror")
@@ -92,8 +94,9 @@ def error_hint(raw: str) -> bool:
         or ("x" in raw and _word_hint(raw, "xception"))
         or raw.find("occurred", 0, _OPENING_CHARS) >= 0  # (both sentences open the text)
         or raw.find("Failed to", 0, _OPENING_CHARS) >= 0
-        or raw.find("failed", 0, _NOTICE_CHARS) >= 0
-        or raw.find("failure", 0, _NOTICE_CHARS) >= 0
+        or raw.find("ailed", 0, _NOTICE_CHARS) >= 0  # (Failed, failed)
+        or raw.find("ailure", 0, _NOTICE_CHARS) >= 0
+        or raw.find("AILED", 0, _NOTICE_CHARS) >= 0
     )
 
 

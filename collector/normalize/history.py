@@ -26,6 +26,7 @@ message shapes instrumentations record:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, NamedTuple
 
 from collector.core.records import Span
@@ -160,7 +161,7 @@ def message_of(item: dict[str, Any]) -> Message:
     answers: list[Answer] = []
     calls.extend(openai_tool_calls(fields.get("tool_calls")))
     for part in _parts(fields):
-        _part(part, calls, answers)
+        _part(part, calls, answers, role)
     fields = _with_provider_fields(fields, calls)
     if not answers and (role == "tool" or fields.get("tool_call_id") is not None):
         answers.append(_tool_message(fields))  # the message itself is the one result
@@ -203,7 +204,7 @@ def _tool_message(fields: dict[str, Any]) -> Answer:
     return Answer(call_id if isinstance(call_id, str) else None, result)
 
 
-def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
+def _part(part: Any, calls: list[RequestedCall], answers: list[Answer], role: str | None) -> None:
     if not isinstance(part, dict):
         return
     kind = part_kind(part)
@@ -211,8 +212,9 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer]) -> None:
         made = part_call(part)
         if made is not None:
             calls.append(made)
-    elif kind == "tool_call_response":
-        answers.append(Answer(_id(part.get("id")), _function_response(part.get("response"))))
+    elif kind == "tool_call_response":  # (a JSON-text envelope: Gemini's, in a user turn)
+        response = _function_response(part.get("response"), role != "tool")
+        answers.append(Answer(_id(part.get("id")), response))
     elif kind in _ANSWER_PARTS and "tool_call_id" in part:
         answers.append(_part_answer(part))
     elif kind == "tool_result":
@@ -268,17 +270,22 @@ def _repr_answer(part: dict[str, Any]) -> Answer:
     return Answer(_id(call_id), result)
 
 
-def _function_response(response: Any) -> ToolResult:
+def _function_response(response: Any, text_envelope: bool = True) -> ToolResult:
     """A function response, out of the ``{"result": …}`` / ``{"error": …}`` envelope
-    SDKs wrap a Python function's return in; the same envelope recorded as JSON text
-    (OpenLLMetry's Gemini parts serialise the response object) is read the same."""
-    if isinstance(response, str) and response.startswith(('{"result"', '{ "result"')):
+    SDKs wrap a Python function's return in; with ``text_envelope``, the same envelope
+    recorded as JSON text (OpenLLMetry serialises the Gemini SDK's response object into a
+    GenAI part of the user's turn) is read the same. A ``tool`` message's text is the
+    tool's own result: a tool may return ``{"result": …}`` itself."""
+    if text_envelope and isinstance(response, str) and _TEXT_ENVELOPE.match(response):
         decoded = parse_json(response)
         if isinstance(decoded, dict):
             response = decoded
     if isinstance(response, dict) and len(response) == 1 and "result" in response:
         return _result(response["result"])
     return _result(response)
+
+
+_TEXT_ENVELOPE: Final = re.compile(r'\s*\{\s*"result"\s*:')
 
 
 def _result(value: Any) -> ToolResult:

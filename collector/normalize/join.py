@@ -117,7 +117,7 @@ def _by_name(
     hit = _best(tool, reversed(seen)) or _best(tool, reversed(llms))
     if hit is None and _LABEL_MARKS.intersection(tool.name):
         hit = _labelled(tool, seen) or _labelled(tool, llms)
-    if hit is None and seen and tool.arguments.value is None:
+    if hit is None and seen and tool.call_id is None and tool.arguments.value is None:
         hit = _qualified(tool, seen[-1])
     return hit
 
@@ -134,12 +134,14 @@ def _qualified(tool: ToolDraft, llm: LlmCall) -> tuple[LlmCall, int] | None:
     records neither arguments nor the model's call id). Only a span that records no
     arguments (nothing to contradict the request) and no id, and only among the unmatched
     requests of the model call right before it (the one whose requests it runs), in
-    request order. The draft takes the request's name: the one the model chose."""
-    for k, call in enumerate(llm.calls):
-        if not llm.matched[k] and _qualifies(call.name, tool.name):
-            tool.name = call.name
-            return llm, k
-    return None
+    request order; none when they name the tool behind different namespaces (two
+    servers' ``search``). The draft takes the request's name: the one the model chose."""
+    found = [k for k, call in enumerate(llm.calls) if not llm.matched[k]
+             and _qualifies(call.name, tool.name)]  # fmt: skip
+    if not found or len({llm.calls[k].name for k in found}) > 1:
+        return None  # (two servers' tools of one name: which one ran is not recorded)
+    tool.name = llm.calls[found[0]].name
+    return llm, found[0]
 
 
 def _qualifies(qualified: str, name: str) -> bool:

@@ -87,6 +87,11 @@ def run_output(
         found = conventions.first_text(conventions.RUN_OUTPUT, span)
         if found and not _echoes_request(span, found, llms):
             return _as_the_model_wrote(found, llms)
+    if reply is not None:  # (a transcript's reply: the run spans' own record comes first)
+        for span in run_spans:
+            found = conventions.first_text(conventions.RUN_OUTPUT_FALLBACK, span)
+            if found:
+                return found
     if llms:
         found = reply or layers_text(conventions.LLM_OUTPUT, llms[-1])
         if found is None:

@@ -49,6 +49,11 @@ _OUTPUT_KEYS: Final = (
 # (checked before parsing, so a non-agent trace's JSON outputs cost a substring test).
 _REPLY_MARKERS: Final = ("assistant", "ASSISTANT", '"model"', "'model'")
 _MAX_MESSAGES: Final = 4096  # bounds the walk over one transcript on hostile data
+# Where a span records its input (the conventions of ``_OUTPUT_KEYS`` that record one).
+_INPUT_KEYS: Final = (openinference.INPUT_VALUE, mlflow.INPUTS, genai.INPUT_MESSAGES)
+_MIN_ASKED: Final = 8  # a shorter text ("hi", "ok") stands in anything
+_MAX_TEXTS: Final = 512
+_MAX_DEPTH: Final = 8
 _MAX_TEXT: Final = 1 << 22  # a larger output is not parsed for a transcript
 
 
@@ -65,16 +70,68 @@ class Transcript(NamedTuple):
 def recorded_transcript(tree: SpanTree, order: list[int]) -> Transcript | None:
     """The transcript of the run (module docstring), or None when no span's output holds
     a user message answered by an assistant message (an output holding the reply alone
-    is no transcript). ``order``: the spans, parents first."""
+    is no transcript) whose request the run recorded as its input (``_asked``: a
+    conversation a span only loaded, a stored history an API returned, is not this
+    run's). ``order``: the spans, parents first."""
     best: Transcript | None = None
     best_size = 0
+    root = tree.spans[tree.root] if tree.root >= 0 else None
     for i in order:
         found = _transcript(tree.spans[i], i)
-        if found is not None:
+        if found is not None and _asked(found.request, [tree.spans[i], root]):
             size = len(found.messages) - found.turn
             if size >= best_size:  # (equal: the deeper span, later in ``order``)
                 best, best_size = found, size
     return best
+
+
+def _asked(request: str | None, spans: list[Span | None]) -> bool:
+    """Whether ``request`` (the transcript's user message) is what the run was asked: a
+    text of the recorded input of the transcript's span or of the trace root stands in it
+    (a framework templates the request into its prompt) or holds it (a message list, a
+    Python repr of one)."""
+    wanted = (request or "").strip()
+    if len(wanted) < _MIN_ASKED:
+        return False
+    for span in spans:
+        if span is None:
+            continue
+        for key in _INPUT_KEYS:
+            raw = span.attributes.get(key)
+            if isinstance(raw, str) and raw:
+                for text in _texts(_parsed(raw), 0, []):
+                    told = text.strip()
+                    if len(told) >= _MIN_ASKED and (told in wanted or wanted in told):
+                        return True
+    return False
+
+
+def _parsed(raw: str) -> Any:
+    if raw.lstrip()[:1] in ("{", "[") and len(raw) <= _MAX_TEXT:
+        value = parse_json(raw)
+        if value is not INVALID:
+            return value
+    return raw
+
+
+def _texts(value: Any, depth: int, out: list[str]) -> list[str]:
+    """The strings inside a JSON value (bounded: ``_MAX_TEXTS``, ``_MAX_DEPTH``)."""
+    if isinstance(value, str):
+        out.append(value)
+        return out
+    if depth >= _MAX_DEPTH:
+        return out
+    if isinstance(value, dict):
+        items: list[Any] = list(value.values())
+    elif isinstance(value, list):
+        items = value
+    else:
+        return out
+    for item in items:
+        if len(out) >= _MAX_TEXTS:
+            break
+        _texts(item, depth + 1, out)
+    return out
 
 
 def _transcript(span: Span, i: int) -> Transcript | None:

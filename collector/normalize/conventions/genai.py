@@ -77,7 +77,10 @@ _TOKEN_KEYS: Final = (*INPUT_TOKENS, *OUTPUT_TOKENS)
 _NO_MODEL: Final = frozenset({"", "unknown"})  # a model named by a placeholder: none
 # The conventions' operations that are no generation (a model call of another kind, or
 # none): never a model call by rule 81.
-_OTHER_OPERATIONS: Final = frozenset({"embeddings", "retrieval", "execute_tool", "create_agent"})
+_OTHER_OPERATIONS: Final = frozenset(
+    {"embeddings", "embedding", "retrieval", "retrieve", "rerank", "memory", "guardrail",
+     "execute_tool", "create_agent"}
+)  # fmt: skip
 # A requested call written as an object of these names (``gen_ai.output``'s list).
 _CALL_NAMES: Final = ("tool.name", "name", "tool_name")
 _CALL_ARGUMENTS: Final = ("tool.args", "arguments", "args", "tool.arguments")
@@ -152,24 +155,29 @@ def _agents_own(attributes: Mapping[str, AttrValue]) -> bool:
     if AGENT_NAME not in attributes:
         return False
     model = attributes.get(REQUEST_MODEL)
-    return model is None or model in _NO_MODEL
+    return model is None or (isinstance(model, str) and model in _NO_MODEL)
 
 
 def named_model_operation(operation: object) -> bool:
     """Whether ``operation`` is one the conventions name a model call by (not rule 81's)."""
-    return operation in _LLM_OPERATIONS
+    return isinstance(operation, str) and operation in _LLM_OPERATIONS
 
 
 def _generated(attributes: Mapping[str, AttrValue]) -> bool:
     """Whether a span of an operation the conventions do not name called a model that
-    generated an answer (rule 81): it names the model it requested, counts the tokens
-    the model wrote, and names no tool. any-agent's ``call_llm`` spans; an embedding or
-    a retrieval writes no tokens (and is named by the conventions anyway). A span with a
-    model call, a tool or an agent below it is not (``detect.settle_evident_calls``): a
-    wrapper of the calls (AG2's ``conversation``) records their model and tokens' sum."""
+    generated an answer (rule 81): it names the model it requested, records its reply
+    and counts the tokens the model wrote (more than none), and names no tool.
+    any-agent's ``call_llm`` spans; an embedding or a retrieval writes no tokens (and
+    the names other instrumentations give those, a rerank, a memory read, a guardrail,
+    are never read so). A span with a model call, a tool or an agent below it is not
+    (``detect.settle_evident_calls``): a wrapper of the calls (AG2's ``conversation``)
+    records their model and their tokens' sum."""
     if REQUEST_MODEL not in attributes or attributes.get(TOOL_NAME) is not None:
         return False
-    return any(key in attributes for key in OUTPUT_TOKENS)
+    if OUTPUT not in attributes and OUTPUT_MESSAGES not in attributes:
+        return False  # (no reply recorded: nothing says the model generated one)
+    written = next((attributes[key] for key in OUTPUT_TOKENS if key in attributes), None)
+    return isinstance(written, (int, float)) and not isinstance(written, bool) and written > 0
 
 
 def evident_model_call(span: Span) -> bool:
@@ -197,6 +205,8 @@ def _messages(span: Span, key: str) -> AttrValue:
 def requested_calls(span: Span) -> list[RequestedCall] | None:
     value = _messages(span, OUTPUT_MESSAGES)
     if value is None:
+        if named_model_operation(span.attributes.get(OPERATION)):
+            return None  # (rule 81's generic output: only an operation no convention names)
         return _listed_calls(span.attributes.get(OUTPUT))
     if isinstance(value, str) and _CALL_MARK not in value:
         return []  # a text-only reply (the final answer): nothing to parse
@@ -218,7 +228,9 @@ def llm_output(span: Span) -> str | None:
 
 def _listed_calls(value: AttrValue | None) -> list[RequestedCall] | None:
     """The calls a generic output lists (rule 81): a JSON list of objects, each naming a
-    tool (``tool.name``, ``name``) with its arguments; None when ``value`` is no such list."""
+    tool (``tool.name``, ``name``) beside its arguments (``tool.args``, ``arguments``,
+    ``args``: a structured reply listing people by ``name`` lists no call); None when
+    ``value`` is no such list."""
     if not isinstance(value, str) or value[:1] != "[":
         return None
     parsed = structured(value)
@@ -229,8 +241,10 @@ def _listed_calls(value: AttrValue | None) -> list[RequestedCall] | None:
         if not isinstance(item, dict):
             return None
         name = next((item[key] for key in _CALL_NAMES if isinstance(item.get(key), str)), None)
-        arguments = next((item[key] for key in _CALL_ARGUMENTS if key in item), None)
-        call = requested(None, name, arguments)
+        keys = [key for key in _CALL_ARGUMENTS if key in item]
+        if not keys:
+            return None
+        call = requested(None, name, item[keys[0]])
         if call is None:
             return None
         found.append(call)

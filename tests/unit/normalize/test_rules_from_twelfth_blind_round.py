@@ -23,14 +23,22 @@ from evaluators.trajectory import StepKind
     [
         ("Tool execution failed: Error executing tool 'refund': Execution of function refund"
          " failed with kwargs={'invoice_id': 877}. Error: RefundWindowExpired: too old", True),
-        ("Build failed: StoreError: the store is closed", True),
+        ("Function call failed: StoreError: the store is closed", True),
+        ("Tool execution Failed: Error executing tool refund: window closed", True),
         ("Payment failed: 3 retries, then the card was accepted", False),
+        ("Deployment 42 failed: RuntimeError: out of memory: container killed", False),
+        ("Login failed: Error code 42: password expired", False),
+        ("Job nightly-backup failure: Exception raised by rsync: code 23", False),
         ("The nightly job failed: Error budget reports are attached below", False),
         ("Tool execution failed: Error budget is fine", False),
     ],
 )  # fmt: skip
 def test_a_failure_notice_in_front_of_an_error_opening_is_an_error(text: str, error: bool) -> None:
     assert (parse_result(text).error is not None) is error
+    # (a tool span's result is parsed for an error only where ``error_hint`` says it may hold one)
+    recorded = genai_tool(2, "refund", "{}", call_id="c1", **{"gen_ai.tool.call.result": text})
+    (tool,) = run(genai_agent(), recorded).tool_calls
+    assert (tool.error is not None) is error
 
 
 # OpenLLMetry's Gemini instrumentation writes a function response as the GenAI
@@ -266,3 +274,61 @@ def test_a_server_span_takes_the_id_of_the_call_around_it() -> None:
 def test_a_span_inside_another_tools_call_takes_no_id() -> None:
     tools = run(*client_and_server("refund", "lookup")).tool_calls
     assert [(t.name, t.call_id) for t in tools] == [("store_lookup", "c1"), ("lookup", None)]
+
+
+def test_a_tool_messages_own_result_object_is_not_an_envelope() -> None:
+    call = {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": 1}}
+    answer = {"type": "tool_call_response", "id": "c1", "response": '{\n "result": "Error: x"}'}
+    ask = {"role": "user", "parts": [{"type": "text", "content": "q 1?"}]}
+    second = [ask, {"role": "assistant", "parts": [call]}, {"role": "tool", "parts": [answer]}]
+    (tool,) = run(
+        genai_agent(),
+        genai_chat_with(2, [ask], [{"role": "assistant", "parts": [call]}]),
+        genai_chat_with(
+            3, second, [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
+        ),
+    ).tool_calls
+    assert tool.result == {"result": "Error: x"} and tool.error is None
+    (gemini,) = run(*gemini_turn('{\n  "result": {"total": 3}}')).tool_calls  # pretty-printed
+    assert gemini.result == {"total": 3}
+
+
+# --- found by the session's review ------------------------------------------------------------
+
+
+def test_a_structured_reply_listing_names_lists_no_calls() -> None:
+    people = json.dumps([{"name": "Alice", "email": "a@x.org"}, {"name": "Bob"}])
+    trajectory = run(genai_agent(), generation(2, people))
+    assert not trajectory.tool_calls and trajectory.output == people
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.output": LISTED}
+    assert not run(genai_agent(), span(2, "chat m", chat, parent=1)).tool_calls
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        {"gen_ai.operation.name": "rerank"},
+        {"gen_ai.operation.name": "embedding"},
+        {"gen_ai.usage.output_tokens": 0},
+        {"gen_ai.output": None},
+    ],
+)
+def test_no_generation_no_model_call(more: dict[str, Any]) -> None:
+    recorded = generation(2, "x", **{k: v for k, v in more.items() if v is not None})
+    if more.get("gen_ai.output", "") is None:
+        del recorded.attributes["gen_ai.output"]  # type: ignore[attr-defined]
+    assert not any(s.kind is StepKind.LLM for s in run(genai_agent(), recorded).steps)
+
+
+def test_a_bare_name_two_servers_offer_joins_neither() -> None:
+    calls = [{"id": "c1", "name": "github__search", "arguments": {"q": 1}},
+             {"id": "c2", "name": "jira__search", "arguments": {"q": 1}}]  # fmt: skip
+    executed = genai_tool(3, "search", None, call_id=None)
+    trajectory = run(genai_agent(), genai_chat(2, calls), executed, genai_chat(4, [], text="done"))
+    assert "search" in [t.name for t in trajectory.tool_calls]  # executed, joined to neither
+
+
+def test_an_execution_with_another_id_is_another_call() -> None:
+    spans = mcp_turn("store__lookup", "lookup")
+    spans[2] = genai_tool(3, "lookup", None, call_id="zz9")
+    assert len(run(*spans).tool_calls) == 2

@@ -47,7 +47,10 @@ def models(trajectory: Trajectory) -> int:
 
 
 def chain(n: int, output: object, parent: int = 0, key: str = "output.value") -> Span:
-    attributes = {"openinference.span.kind": "CHAIN", key: json.dumps(output)}
+    """A chain span recording ``output``, asked the transcript's request (its input)."""
+    inputs = "mlflow.spanInputs" if key.startswith("mlflow") else "input.value"
+    attributes = {"openinference.span.kind": "CHAIN", key: json.dumps(output),
+                  inputs: json.dumps({"messages": [ASK]})}  # fmt: skip
     return span(n, f"step {n}", attributes, parent=parent)
 
 
@@ -111,3 +114,24 @@ def test_a_pipeline_repeating_its_agents_transcript_reads_it_once() -> None:
 def test_a_transcript_recorded_by_mlflow_keys_reads_the_same() -> None:
     trajectory = run(chain(1, {"messages": TRANSCRIPT}, key="mlflow.spanOutputs"))
     assert [t.name for t in trajectory.tool_calls] == ["lookup_invoice", "lookup_track", "refund"]
+
+
+def test_a_conversation_the_run_only_loaded_is_not_its_transcript() -> None:
+    """(A review's finding.) A memory read returns an earlier turn; an API returns a
+    stored history: neither was this run asked."""
+    asked = {"openinference.span.kind": "CHAIN", "input.value": "What is the weather in Oslo?",
+             "output.value": "It is sunny in Oslo."}  # fmt: skip
+    memory = {"openinference.span.kind": "CHAIN", "output.value": json.dumps(TRANSCRIPT)}
+    loaded = span(2, "load_memory", memory, parent=1)
+    trajectory = run(span(1, "chat_endpoint", asked), loaded)
+    assert trajectory.skip_reason == "no_agent_spans" and trajectory.steps == ()
+    stored = span(1, "GET /conversations/42", {"output.value": json.dumps(TRANSCRIPT)})
+    assert run(stored).skip_reason == "no_agent_spans"
+
+
+def test_the_runs_recorded_answer_comes_before_the_transcripts_reply() -> None:
+    asked = {"openinference.span.kind": "CHAIN", "input.value": ASK["content"],
+             "output.value": "Refunded track 3 (ref R-9)."}  # fmt: skip
+    trajectory = run(span(1, "pipeline", asked), chain(2, {"messages": TRANSCRIPT}, parent=1))
+    assert len(trajectory.tool_calls) == 3
+    assert trajectory.output == "Refunded track 3 (ref R-9)."
