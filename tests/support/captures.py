@@ -127,8 +127,8 @@ TOOL_PREFIXES = {
     "fast-agent-otel": "music_store__",
     # Gemini CLI offers MCP tools to the model as "mcp_<server>_<tool>" (single underscores)
     "gemini-cli-otel": "mcp_music_store_",
-    # mcp-agent offers MCP tools to the model as "<server>_<tool>"
-    "mcp-agent-otel": "music_store_",
+    # (mcp-agent offers them as "<server>_<tool>", but each call is the MCP server's span,
+    # which names the tool bare: rule 84)
 }
 # Captures evald does not read right yet, kept as the evidence (and the test) for the
 # rule that would: their trajectories are pinned, the label and verdict tests skip them

@@ -107,9 +107,17 @@ class RunningDaemon:
             with urllib.request.urlopen(request, timeout=5) as response:
                 assert response.status == 200
 
-    def complete_traces(self) -> None:
-        """Jump past idle_timeout, let the timer release traces, wait for evaluation."""
-        self.clock.advance(self.daemon.config.assembly.idle_timeout + 0.001)
+    def complete_traces(self, rootless: bool = False) -> None:
+        """Jump past idle_timeout, let the timer release traces, wait for evaluation;
+        ``rootless``: past max_trace_age too, which releases a trace whose root span never
+        came (an SDK that shuts down before it exports its root: mcp-agent's)."""
+        assembly = self.daemon.config.assembly
+        wait = (
+            max(assembly.idle_timeout, assembly.max_trace_age)
+            if rootless
+            else assembly.idle_timeout
+        )
+        self.clock.advance(wait + 0.001)
 
         async def poke_and_wait() -> None:
             self.daemon.pipeline.tick()
