@@ -150,9 +150,9 @@ class _Builder:
         run_spans = [spans[self.agent_root]]
         if self.agent_root != self.tree.root:
             run_spans.append(spans[self.tree.root])
-        request, reply = (None, None) if transcript is None else transcript[3:]
-        input_text = run_input(run_spans, self.llms, self._path_spans, request)
-        output_text = run_output(run_spans, self.llms, reply)
+        said = (None, None) if transcript is None else (transcript.request, transcript.reply)
+        input_text = run_input(run_spans, self.llms, self._path_spans, said[0])
+        output_text = run_output(run_spans, self.llms, said[1])
         if steps and steps[-1].kind is kinds.TOOL:  # (outputs are read only then)
             steps = answer_tool(steps, recorded_outputs(run_spans, output_text))
         output_text = output_text or control_output(steps)

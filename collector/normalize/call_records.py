@@ -43,7 +43,7 @@ from collector.normalize.conventions import genai
 from collector.normalize.errors import span_error
 from collector.normalize.event_text import log_records, lone_text
 from collector.normalize.tree import SpanTree
-from collector.normalize.values import first, json_object, scalar_text, text
+from collector.normalize.values import first, json_object, name_prefix, scalar_text, text
 
 if TYPE_CHECKING:  # (``tools`` reads this module)
     from collector.normalize.tools import ToolDraft
@@ -101,9 +101,8 @@ def _enclosing_call_id(
 
 def _qualified(named: str, name: str) -> bool:
     """Whether ``named`` is ``name`` behind a namespace of any separator."""
-    if not name or len(named) <= len(name) + 1 or not named.endswith(name):
-        return False
-    return not named[-len(name) - 1].isalnum()
+    namespace = name_prefix(named, name)
+    return len(namespace) > 1 and not namespace[-1].isalnum()
 
 
 def from_records(

@@ -26,6 +26,7 @@ from collector.normalize.step_records import (
     with_fields,
 )
 from collector.normalize.tools import ToolDraft
+from collector.normalize.values import name_prefix
 from evaluators.trajectory import Step
 
 
@@ -146,9 +147,7 @@ def _qualified(tool: ToolDraft, llm: LlmCall) -> tuple[LlmCall, int] | None:
 
 def _qualifies(qualified: str, name: str) -> bool:
     """Whether ``qualified`` is ``name`` behind a namespace (``_NAMESPACE_MARKS``)."""
-    if not name or len(qualified) <= len(name) + 1 or not qualified.endswith(name):
-        return False
-    namespace = qualified[: -len(name)]
+    namespace = name_prefix(qualified, name)
     return any(namespace.endswith(mark) and len(namespace) > len(mark) for mark in _NAMESPACE_MARKS)
 
 
@@ -210,10 +209,8 @@ def _labelled(tool: ToolDraft, llms: Sequence[LlmCall]) -> tuple[LlmCall, int] |
 
 def _ends_with_name(label: str, name: str) -> bool:
     """Whether ``label`` ends in ``name`` as a word of its own (not ``my_refund``)."""
-    if not name or len(label) <= len(name) or not label.endswith(name):
-        return False
-    before = label[-len(name) - 1]
-    return not (before.isalnum() or before == "_")
+    before = name_prefix(label, name)[-1:]
+    return bool(before) and not (before.isalnum() or before == "_")
 
 
 def same_arguments(arguments: Arguments, requested: Any) -> bool:

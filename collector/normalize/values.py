@@ -231,3 +231,11 @@ def holds_text(value: Any, matches: Callable[[str], bool], depth: int = 6) -> bo
 
 
 _MAX_HELD_ITEMS: Final = 64
+
+
+def name_prefix(full: str, name: str) -> str:
+    """What stands before ``name`` in ``full`` when ``full`` ends with it and is longer (a
+    labelled or qualified tool name: ``tool - refund``, ``store__refund``), else ""."""
+    if not name or len(full) <= len(name) or not full.endswith(name):
+        return ""
+    return full[: -len(name)]

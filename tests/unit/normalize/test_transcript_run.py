@@ -75,10 +75,14 @@ def test_a_transcript_on_a_chain_span_is_the_run() -> None:
     assert "model_calls" not in trajectory.gaps and "tool_calls" not in trajectory.gaps
 
 
-def test_the_calls_of_one_assistant_message_start_together() -> None:
-    trajectory = run(chain(1, {"messages": TRANSCRIPT}))
-    first, second = trajectory.tool_calls[:2]
-    assert first.start_unix_nano == second.start_unix_nano  # one parallel group
+def test_a_request_split_into_one_message_per_call_is_one_model_call() -> None:
+    """(Responses-API histories write each requested call as an assistant item.)"""
+    first, second = TRANSCRIPT[2]["tool_calls"]
+    split = [*TRANSCRIPT[:2], asks(first), asks(second), *TRANSCRIPT[3:]]
+    trajectory = run(chain(1, {"messages": split}))
+    kinds = [step.kind for step in trajectory.steps]
+    assert kinds == [StepKind.LLM, StepKind.TOOL, StepKind.TOOL, StepKind.LLM, StepKind.TOOL,
+                     StepKind.LLM]  # fmt: skip
 
 
 def test_only_the_last_turn_of_a_session_transcript_is_this_run() -> None:
