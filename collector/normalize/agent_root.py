@@ -37,7 +37,7 @@ def find_agent_root(
     runners: list[int] | None = None,
 ) -> int:
     """The index of the agent root (module docstring); ``work(i, 0)`` is the one kind of
-    leaf work below span ``i`` (``build._Builder._work``). The named agent spans passed
+    leaf work below span ``i`` (``build.RunBuilder._work``). The named agent spans passed
     as runners (rule 63) are appended to ``runners``: their failure is the run's."""
     current = tree.root
     for _ in range(_MAX_DEPTH):

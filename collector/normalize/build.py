@@ -1,4 +1,4 @@
-"""``normalize(trace) -> Trajectory``: classify spans, walk the tree, join, order.
+"""One run's trajectory from its trace (``RunBuilder``): classify spans, walk the tree, join, order.
 
 Which spans become steps (docs/adr/0005-normalization.md):
 
@@ -54,7 +54,7 @@ from collector.normalize.step_list import (
     ordered_steps,
     sort_key,
 )
-from collector.normalize.step_records import duration_s, new_trajectory, no_run
+from collector.normalize.step_records import duration_s, new_trajectory
 from collector.normalize.steps import (
     agent_name,
     llm_step,
@@ -66,7 +66,6 @@ from collector.normalize.tools import ARGUMENT_KEYS, ToolDraft
 from collector.normalize.transcript_run import recorded_transcript, transcript_calls
 from collector.normalize.tree import SpanTree
 from collector.normalize.wrappers import anonymous_agent, empty_hook, not_a_hop, rewraps, wraps_work
-from evaluators.depth import CALL_IDS, EVERYTHING
 from evaluators.trajectory import Step, Trajectory
 
 _LOOP_NODE_NAMES: Final = frozenset({"model", "tools", "agent"})  # LangGraph's prebuilt agent loop
@@ -74,33 +73,16 @@ _LOOP_NODE_NAMES: Final = frozenset({"model", "tools", "agent"})  # LangGraph's 
 _STOPS: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
 _RUN_ROLES: Final = _STOPS  # a trace with none of these is no agent run
 _MAX_WRAPPER_DEPTH: Final = 16
-_NOT_A_RUN: Final = "no_agent_spans"
+NOT_A_RUN: Final = "no_agent_spans"  # the skip reason of a trace with no run in it
 _HOP: Final = 3  # ``_work``: a hop below (an agent, a workflow, a node), or work of both kinds
 
 
-def normalize(trace: Trace, mappings: Mappings | None = None) -> Trajectory:
-    """The trajectory of one trace. Never raises on odd span data (see ``values``)."""
-    return normalize_for(trace, mappings, EVERYTHING)[0]
-
-
-def normalize_for(
-    trace: Trace, mappings: Mappings | None, parts: frozenset[str]
-) -> tuple[Trajectory, bool]:
-    """``normalize`` building only the optional ``parts``, and whether one was left out."""
-    tree = SpanTree(trace.spans)
-    if not len(tree):
-        return no_run(trace.trace_id.hex(), _NOT_A_RUN), False
-    builder = _Builder(trace, tree, mappings)
-    builder.call_ids = CALL_IDS in parts
-    return builder.trajectory(), builder.left_out
-
-
-class _Builder:
+class RunBuilder:
     """State of one ``normalize`` call; per-span lists are indexed like ``tree.spans``."""
 
     def __init__(self, trace: Trace, tree: SpanTree, mappings: Mappings | None) -> None:
         self.trace, self.tree, self.mappings = trace, tree, mappings
-        self.call_ids, self.left_out = True, False  # ``normalize_for``
+        self.call_ids, self.left_out = True, False  # (``runs.normalize_for``)
         self.roles: list[Role] = []
         self.families: list[str] = []  # the convention that recognised each span, or ""
         self.unreadable: dict[int, str] = {}  # span index → why it could not be read
@@ -188,7 +170,7 @@ class _Builder:
                 tools_unrecorded=answered_unrecorded(self.llms, steps),
                 is_run=is_run,
             ),
-            skip_reason=None if is_run else _NOT_A_RUN,
+            skip_reason=None if is_run else NOT_A_RUN,
         )
 
     def _walk(self, order: list[int]) -> None:

@@ -8,7 +8,8 @@ Precedence (by key, whichever span holds it): the user's mapping →
 ``sessionId``, ``thread_id``, ``threadId``, ``conversation_id``, ``conversationId`` in
 that order (``values.SESSION_LEAVES``) → OpenInference ``metadata`` JSON
 (``session_id|conversation_id|thread_id``), parsed only if nothing else matched, or
-VoltAgent's ``conversation.id`` (a common key name: on VoltAgent's spans only). A
+VoltAgent's ``conversation.id`` (a common key name: on VoltAgent's spans only) →
+``session.id`` on a span's resource (a process-wide session). A
 value written as the text ``null`` / ``None`` is no id, nor is a bracketed one: a
 redaction's placeholder (Logfire scrubs a ``session_id`` on its own spans to
 ``[Scrubbed due to 'session']`` and leaves it on the model client's), so the next span
@@ -78,6 +79,22 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
         if found is None and voltagent.CONVERSATION_ID in span.attributes:
             found = voltagent.session(span)  # (a common key name: VoltAgent's spans only)
         if found is not None and found not in _ABSENT:
+            return found
+    return _resource_session(spans)
+
+
+def _resource_session(spans: Sequence[Span]) -> str | None:
+    """``session.id`` set on a process's resource (mcp-agent's ``MCPApp(session_id=)``):
+    every span that process sends is in that session. The last resort: a span's own id
+    is more precise than its process's."""
+    seen: set[int] = set()
+    for span in spans:
+        resource = span.resource
+        if id(resource) in seen:
+            continue
+        seen.add(id(resource))
+        found = scalar_text(resource.attributes.get(openinference.SESSION_ID))
+        if found is not None and found not in _ABSENT and not _placeholder(found):
             return found
     return None
 

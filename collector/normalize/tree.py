@@ -57,6 +57,10 @@ class SpanTree:
         self.has_root = bool(true_roots)
         self.root = true_roots[0] if true_roots else (tops[0] if tops else 0)
 
+    def tops(self) -> list[int]:
+        """The spans without a parent in the trace, in (start, arrival) order."""
+        return self._tops
+
     def children(self, i: int) -> list[int]:
         """Span ``i``'s children in (start, arrival) order."""
         return self._children.get(i, _NO_CHILDREN)

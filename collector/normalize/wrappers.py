@@ -55,7 +55,7 @@ def wraps_work(
 ) -> bool:
     """Whether span ``i`` (``Role.OTHER``) is an unknown GenAI operation that wraps work or
     is part of a model call (module docstring). ``work`` and ``layer_above`` are the
-    builder's (``build._Builder._work``, ``_layer_above``)."""
+    builder's (``build.RunBuilder._work``, ``_layer_above``)."""
     if genai.OPERATION not in tree.spans[i].attributes:
         return False
     return work(i, 0) != 0 or layer_above(i, Role.LLM) is not None
@@ -116,7 +116,7 @@ def is_model_wrapper(
 ) -> bool:
     """Whether agent span ``i`` (not the agent root) wraps model calls only, whose
     requested tools ran beside it (module docstring). ``work(i, 0)`` is the one kind
-    of leaf work below span ``i`` (``build._Builder._work``)."""
+    of leaf work below span ``i`` (``build.RunBuilder._work``)."""
     parent = tree.parent[i]
     if parent < 0 or work(i, 0) != _LLM:
         return False

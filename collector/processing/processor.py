@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from collector.core.records import Trace
-from collector.normalize import Mappings, normalize_for
+from collector.normalize import Mappings, Run, normalize_for, normalize_runs
 from collector.processing.fanout import SinkFanout
 from collector.processing.judging import JudgeHandoff
 from collector.telemetry.registry import Telemetry
@@ -45,7 +45,7 @@ class EvaluationPlan:
 
 
 class Evaluated(NamedTuple):
-    """A processed trace: its trajectory, the outcomes written first, the specs used;
+    """A processed run: its trajectory, the outcomes written first, the specs used;
     ``skipped``: no agent run, not evaluated (``Trajectory.skip_reason``)."""
 
     trajectory: Trajectory
@@ -82,23 +82,28 @@ class TraceProcessor:
         # sinks read; a trace whose specs read more is normalised again (``_deepened``).
         self._parts = parts_read_by(self._always) | fanout.reads
 
-    def process(self, trace: Trace) -> Evaluated | None:
-        """Evaluate ``trace`` and write its results; None if it could not be normalised.
+    def process(self, trace: Trace) -> list[Evaluated] | None:
+        """Evaluate each run of ``trace`` (one, or one per turn of a conversation it
+        holds: ``normalize_runs``) and write its results; None if it could not be
+        normalised.
 
         With judges handed over (not awaited) the outcomes returned are the
         deterministic ones; the judges' reach the sinks later.
         """
-        built = self._trajectory(trace, self._parts)
-        if built is None:
+        runs = self._runs(trace)
+        if runs is None:
             return None
-        trajectory, left_out = built
         specs = self._plan.specs()
+        return [self._evaluated(run, specs) for run in runs]
+
+    def _evaluated(self, run: Run, specs: SpecSet) -> Evaluated:
+        trace, trajectory = run.trace, run.trajectory
         if trajectory.skip_reason is not None:  # a setup span, a stray trace: not a run
             self._telemetry.evaluation.traces_skipped.labels(trajectory.skip_reason).inc()
             self._fanout.write_skipped(trajectory)
             return Evaluated(trajectory, [], specs, skipped=True)
         matched = self._bound(trajectory, specs, "trace")
-        if left_out:
+        if run.left_out:
             trajectory = self._deepened(trace, trajectory, matched, specs)
         bound = [*self._always, *matched]
         outcomes = self._run(
@@ -186,15 +191,25 @@ class TraceProcessor:
         built = self._trajectory(trace, self._parts | wanted)
         return trajectory if built is None else built[0]
 
+    def _runs(self, trace: Trace) -> list[Run] | None:
+        try:
+            return normalize_runs(trace, self._plan.mappings, self._parts)
+        except Exception:  # a normalizer bug must cost one trace, not the daemon
+            self._normalize_failed(trace)
+            return None
+
     def _trajectory(self, trace: Trace, parts: frozenset[str]) -> tuple[Trajectory, bool] | None:
         try:
             return normalize_for(trace, self._plan.mappings, parts)
         except Exception:  # a normalizer bug must cost one trace, not the daemon
-            self._telemetry.evaluation.normalize_errors.inc()
-            if self._normalize_failures_logged < _NORMALIZE_FAILURES_LOGGED:
-                self._normalize_failures_logged += 1
-                log.exception("cannot build the trajectory of trace %s", trace.trace_id.hex())
+            self._normalize_failed(trace)
             return None
+
+    def _normalize_failed(self, trace: Trace) -> None:
+        self._telemetry.evaluation.normalize_errors.inc()
+        if self._normalize_failures_logged < _NORMALIZE_FAILURES_LOGGED:
+            self._normalize_failures_logged += 1
+            log.exception("cannot build the trajectory of trace %s", trace.trace_id.hex())
 
     def _emit_session(self, trajectory: Trajectory, outcomes: Sequence[Outcome]) -> None:
         if outcomes:  # every entry sampled out: the turns were written, nothing to add

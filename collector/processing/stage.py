@@ -31,14 +31,18 @@ class EvaluationStage:
         return None if self._sessions is None else self._sessions.deadline
 
     def process(self, trace: Trace) -> list[Outcome] | None:
-        """Evaluate ``trace`` (see ``TraceProcessor.process``), then hold it as a turn
-        of its session; returns its first outcomes, or None if it was not readable."""
-        evaluated = self._processor.process(trace)
-        if evaluated is None:
+        """Evaluate each run of ``trace`` (see ``TraceProcessor.process``), then hold it
+        as a turn of its session; returns the runs' first outcomes, or None if the trace
+        was not readable."""
+        runs = self._processor.process(trace)
+        if runs is None:
             return None
-        if self._sessions is not None and not evaluated.skipped:
-            self._sessions.add_turn(evaluated.trajectory, evaluated.specs)
-        return evaluated.outcomes
+        outcomes: list[Outcome] = []
+        for evaluated in runs:
+            if self._sessions is not None and not evaluated.skipped:
+                self._sessions.add_turn(evaluated.trajectory, evaluated.specs)
+            outcomes.extend(evaluated.outcomes)
+        return outcomes
 
     def evaluate(self, trajectory: Trajectory) -> list[Outcome]:
         """The outcomes of ``trajectory`` with judges awaited; nothing is written."""

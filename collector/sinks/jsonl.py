@@ -54,6 +54,8 @@ def result_record(trajectory: Trajectory, outcome: Outcome) -> dict[str, Any]:
     turns = session_turns(trajectory)
     record: dict[str, Any] = {
         "trace_id": trajectory.trace_id,
+        # (a trace may hold several runs: a conversation's turns recorded in one trace)
+        "span_id": trajectory.root_span_id,
         "scope": "trace" if turns is None else "session",
         "spec": outcome.spec_id,
         "evaluator": outcome.evaluator,

@@ -36,7 +36,7 @@ class ResultMetrics:
         self.traces_evaluated = FastCounter(
             g,
             "evald_traces_evaluated",
-            "Traces normalised and evaluated",
+            "Agent runs normalised and evaluated (a trace recording a conversation: one per turn)",
             ["service", "agent"],
         )
         self.traces_failed = FastCounter(

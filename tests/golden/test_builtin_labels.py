@@ -173,7 +173,9 @@ def test_every_labelled_trace_was_evaluated(runs: list[Run]) -> None:
         # skipped, never evaluated.
         runs_only = set(run.labels["trace_ids"]) - set(run.labels.get("stray_traces", ()))
         assert traced == runs_only, (run.framework, run.scenario)
-        judged = {line["trace_id"] for line in run.lines if line["spec"] in EXAMPLES}
+        # (one run per turn: a trace recording a conversation holds several, told apart
+        # by their root span)
+        judged = {(ln["trace_id"], ln["span_id"]) for ln in run.lines if ln["spec"] in EXAMPLES}
         if run.framework not in NO_CONTENT_RECORDED:  # (the example specs select by input)
             assert len(judged) == len(run.labels["user_inputs"]), (run.framework, run.scenario)
 

@@ -39,7 +39,14 @@ from collector.decode import (
 )
 from collector.decode.common import KEEP_ALL
 from collector.decode.log_records import log_selector
-from collector.normalize import ATTRIBUTE_SELECTOR, normalize, session_key
+from collector.normalize import (
+    ATTRIBUTE_SELECTOR,
+    Mappings,
+    normalize,
+    normalize_runs,
+    session_key,
+)
+from evaluators.depth import EVERYTHING
 from evaluators.matching import bare_name
 from evaluators.trajectory import Step, StepKind, Trajectory
 
@@ -434,6 +441,20 @@ def turn_trace_ids(expected: dict[str, Any]) -> list[str]:
     return [trace_id for trace_id in expected["trace_ids"] if trace_id not in stray]
 
 
+def turn_trajectories(
+    expected: dict[str, Any], traces: dict[str, Trace], mappings: Mappings | None = None
+) -> list[Trajectory]:
+    """Each labelled turn's trajectory, as the daemon evaluates it: the runs of the
+    turns' traces in order (``normalize_runs``). A trace labelled with k turns holds
+    k runs (a conversation recorded in one trace) or one, read as all of them."""
+    ids = turn_trace_ids(expected)
+    found: list[Trajectory] = []
+    for trace_id in dict.fromkeys(ids):
+        runs = [run.trajectory for run in normalize_runs(traces[trace_id], mappings, EVERYTHING)]
+        found.extend(runs if len(runs) > 1 else runs * ids.count(trace_id))
+    return found
+
+
 def grouped_calls(calls: list[tuple[str, Any, bool]], groups: list[Any]) -> list[list[str]]:
     """Calls as JSON texts, chunked into parallel groups (order inside a group is meaningless)."""
     chunks: list[list[str]] = []
@@ -474,8 +495,9 @@ def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[st
     labelled_errors = {e["tool"]: e["message_contains"] for e in expected["labels"]["tool_errors"]}
     no_content = framework in NO_CONTENT_RECORDED
     mappings = user_mappings(framework)
-    for turn, trace_id in enumerate(turn_trace_ids(expected)):
-        trajectory = normalize(traces[trace_id], mappings)
+    trajectories = turn_trajectories(expected, traces, mappings)
+    assert len(trajectories) == len(expected["user_inputs"])  # no turn split or merged
+    for turn, trajectory in enumerate(trajectories):
         tools = [step for step in trajectory.tool_calls if step.executed]
         labelled = [call for call in expected["actual_trajectory"] if call["turn"] == turn]
         actual = [(tool_name(framework, s), s.args, s.error is not None) for s in tools]
@@ -536,8 +558,8 @@ def test_tool_results_match_labels(framework: str, scenario: str) -> None:
     """What each successful call returned, unwrapped from the framework's envelope."""
     skip_if_not_read(framework, scenario)
     expected, traces = load(framework, scenario, "jsonl")
-    for turn, trace_id in enumerate(turn_trace_ids(expected)):
-        tools = normalize(traces[trace_id]).tool_calls
+    for turn, trajectory in enumerate(turn_trajectories(expected, traces)):
+        tools = trajectory.tool_calls
         actual = [[tool_name(framework, s), s.args, s.result] for s in tools if s.error is None]
         labelled = [call for call in expected["actual_trajectory"] if call["turn"] == turn]
         wanted = [[c["tool"], c["args"], c["result"]] for c in labelled if c["error"] is None]
@@ -567,8 +589,7 @@ def test_one_llm_step_per_model_call_and_every_call_id_known(framework: str, sce
     skip_if_not_read(framework, scenario)
     expected, traces = load(framework, scenario, "jsonl")
     counts = []
-    for trace_id in turn_trace_ids(expected):
-        trajectory = normalize(traces[trace_id])
+    for trajectory in turn_trajectories(expected, traces):
         counts.append(sum(step.kind is StepKind.LLM for step in trajectory.steps))
         if framework in MODEL_CALLS_NOT_RECORDED:
             assert "model_calls" in trajectory.gaps
@@ -592,7 +613,12 @@ def test_stray_traces_have_no_steps(framework: str, scenario: str) -> None:
 
 
 def golden_json(traces: dict[str, Trace], expected: dict[str, Any]) -> list[dict[str, Any]]:
-    return [normalize(traces[trace_id]).to_json() for trace_id in expected["trace_ids"]]
+    stray = set(expected.get("stray_traces", ()))
+    turns = iter(turn_trajectories(expected, traces))
+    return [
+        normalize(traces[trace_id]).to_json() if trace_id in stray else next(turns).to_json()
+        for trace_id in expected["trace_ids"]
+    ]
 
 
 @pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)

@@ -135,10 +135,6 @@ TOOL_PREFIXES = {
 # with the reason given here (ADR 0017, addendum of 2026-11-27, "left out"). A key is a
 # folder, or "folder/scenario" for one scenario of it (``not_read``).
 NOT_READ = {
-    "mcp-agent-otel/multi_turn": "one app.run() is one trace, so the three turns (three"
-    " sibling spans under the root that is never exported, each with the turn's"
-    " message.content and response) are one trajectory: evald takes one run per trace;"
-    " the session is only the resource's session.id, which no span repeats",
     "beeai-js-openinference": "OpenInference's BeeAI-JS instrumentation writes every BeeAI"
     " emitter event as a span of its own, siblings under the agent's iteration span"
     " (agent.toolCalling.start-N): a model call is three LLM spans (<ns>.start with the"
@@ -159,10 +155,6 @@ NOT_READ = {
     " answer (only crewai.*.result), the input is the templated prompt, not"
     " crewai.task.description, and no agent (crewai.agent.role is no agent key); model"
     " steps and session right",
-    "fast-agent-otel/multi_turn": "one fast.run() is one trace (its run span the root), so"
-    " the three turns (three 'Agent: ... generate' children, no attribute on them, each"
-    " with a new user message in its first model request) are one trajectory: evald takes"
-    " one run per trace",
     "griptape-otel": "Griptape's own tracing records span names and statuses only (no tool"
     " name, argument, model call or agent): every trace is skipped as no agent run, and a"
     " replay's gate fails saying so; normalization.mappings reads its tool spans",
