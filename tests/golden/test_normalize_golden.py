@@ -197,6 +197,7 @@ CAPTURED = {
     "mcp-agent-otel",
     "crewai-langtrace",
     "codex-cli-otel",
+    "agno-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
