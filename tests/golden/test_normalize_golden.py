@@ -198,6 +198,7 @@ CAPTURED = {
     "crewai-langtrace",
     "codex-cli-otel",
     "agno-mlflow",
+    "smolagents-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

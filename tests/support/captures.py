@@ -37,6 +37,9 @@ SESSION_NOT_RECORDED = frozenset(
         # OpenLIT's AG2 instrumentor records no conversation id, and AG2 has no session
         # (a new chat_id per initiate_chat, recorded nowhere here)
         "ag2-openlit",
+        # smolagents has no session id (memory is ``run(reset=False)``), and OpenLIT's
+        # smolagents instrumentor records no conversation id
+        "smolagents-openlit",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
@@ -262,6 +265,17 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
+    "smolagents-openlit/tool_error": "OpenLIT writes a smolagents tool span's attributes only"
+    " when the tool returns: the refused refund's span, execute_tool refund (the"
+    " conventions' span name, INTERNAL, a child of the step span beside the chat span"
+    " that requested it), has no gen_ai.operation.name, tool name, arguments or call id,"
+    " only error.type AgentToolExecutionError, status ERROR with the message"
+    " 'AgentToolExecutionError: Error executing tool 'refund' ... RefundWindowExpired: ...'"
+    " and exception events: it is not read as a tool, so the call is rebuilt from the"
+    " model's reply (tool_call part call_tool_e_020) as unexecuted, with no result and no"
+    " error; the next request's history is smolagents' text transcript ('Calling tools:'"
+    " assistant text, 'Observation:' / 'Error:' user text, no tool messages or ids), which"
+    " the rebuilt-call reader cannot pair",
 }
 
 
