@@ -199,6 +199,7 @@ CAPTURED = {
     "codex-cli-otel",
     "agno-mlflow",
     "smolagents-openlit",
+    "agentscope-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -276,6 +276,16 @@ NOT_READ = {
     " error; the next request's history is smolagents' text transcript ('Calling tools:'"
     " assistant text, 'Observation:' / 'Error:' user text, no tool messages or ids), which"
     " the rebuilt-call reader cannot pair",
+    "agentscope-otel": "AgentScope's own tracing writes every attribute value through"
+    " json.dumps, str() first for objects: gen_ai.tool.call.result is a JSON string holding"
+    " the Python repr of the ToolResponse (\"ToolResponse(content=[{'type': 'text', 'text':"
+    " '<the result as JSON>'}], metadata=None, stream=False, is_last=True, ...)\"), read as"
+    " that repr text, so no result matches; the refused refund (status OK, no exception"
+    " event) is only that repr's text block 'Error: RefundWindowExpired: ...' (and the next"
+    " request's tool message, inside agentscope.function.input), so it reads as an ordinary"
+    " result; gen_ai.conversation.id is a JSON string literal too, so the session reads with"
+    " its quotes ('\"sess-music-0001\"'). Calls, call ids, arguments, order, parallel pair,"
+    " input, answer and agent are read",
 }
 
 
