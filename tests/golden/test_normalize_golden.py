@@ -200,6 +200,7 @@ CAPTURED = {
     "agno-mlflow",
     "smolagents-openlit",
     "agentscope-otel",
+    "langgraph-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -70,6 +70,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "agno-agentops",
         "camel-ai-agentops",
         "crewai-agentops",
+        "langgraph-agentops",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -286,6 +287,20 @@ NOT_READ = {
     " result; gen_ai.conversation.id is a JSON string literal too, so the session reads with"
     " its quotes ('\"sess-music-0001\"'). Calls, call ids, arguments, order, parallel pair,"
     " input, answer and agent are read",
+    "langgraph-agentops": "AgentOps' LangChain callback handler writes its tool spans"
+    " (agentops.span.kind tool, span name tool.tool, no operation.name) under"
+    " langchain.tool.name / langchain.tool.input (the arguments as a Python dict repr) /"
+    " langchain.tool.output (the ToolMessage as JSON: content, tool_call_id, status"
+    " 'error' on the refused refund), none of them a key evald reads: every call reads as"
+    " 'tool' (the span name's stem) with no arguments, result, call id or error. Its"
+    " chat_model.llm spans keep gen_ai.prompt '[]' (it reads LangChain's list of message"
+    " lists as one list) and gen_ai.completion a JSON list of the reply's text only ('[\"\"]'"
+    " for a tool-calling reply): no input, no requested call; the answer is the last"
+    " completion's text, not read. The user's text is only in the outermost chain span's"
+    " chain.inputs ({messages: [{role: user, content}]}), the agent's name only as the AI"
+    " messages' name inside the chain spans' serialized state; the trace root is the"
+    " application's start_trace span (music_store_support_turn.session), read as the"
+    " agent. The session (trace.metadata.session_id) is read",
 }
 
 
