@@ -201,6 +201,7 @@ CAPTURED = {
     "smolagents-openlit",
     "agentscope-otel",
     "langgraph-agentops",
+    "llamaindex-langtrace",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -113,6 +113,9 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
     # Langtrace's "custom span naming" (its only way to name a DSPy program): the name is
     # appended to every span's name and written as ``langtrace.span.name`` on each span
     "dspy-langtrace": {"agent_name": "langtrace.span.name"},
+    # the same key on every model span below Langtrace's ``with_langtrace_root_span``
+    # root (named after the agent, no attributes): rule 66 reads the root as the agent
+    "llamaindex-langtrace": {"agent_name": "langtrace.span.name"},
 }
 
 
@@ -179,6 +182,18 @@ NOT_READ = {
     " every span is a trace of its own (a three-call turn is 24 one-span traces), and evald"
     " assembles runs by trace id: no run holds both a model's request and the tool that ran"
     " it",
+    "llamaindex-langtrace": "Langtrace records no tool span (its LlamaIndex instrumentation"
+    " wraps query/chat engines, not the agent or FunctionTool), only the openai client's"
+    " model spans under the with_langtrace_root_span root, and writes each reply's requested"
+    " calls as the assistant message's content list (gen_ai.content.completion event,"
+    " gen_ai.completion = [{role: assistant, content: [{id, type: function, function:"
+    " {name, arguments}}]}]), not under tool_calls: conventions.genai_events.requested_calls"
+    " reads only tool_calls, so no call is requested and none is rebuilt from the later"
+    " requests' tool messages (which keep tool_call_id and the result; the assistant"
+    " message that asked is written as a list of empty stubs): no tool call in any run"
+    " (gap tool_calls); model steps, input, answer, session and (mapped) agent read right."
+    " In tool_error the refused refund is, besides, only the exception's text in the next"
+    " request's tool message ('RefundWindowExpired: ...', no error word, no flag)",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
