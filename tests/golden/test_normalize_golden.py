@@ -190,6 +190,7 @@ CAPTURED = {
     "mcp-agent-otel",
     "crewai-langtrace",
     "codex-cli-otel",
+    "mastra-arize",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
