@@ -202,6 +202,7 @@ CAPTURED = {
     "agentscope-otel",
     "langgraph-agentops",
     "llamaindex-langtrace",
+    "mastra-arize",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
