@@ -32,8 +32,10 @@ from typing import Any, Final, NamedTuple
 from collector.core.records import Span
 from collector.normalize.conventions import chat_events, genai_events, mlflow, traceloop
 from collector.normalize.messages import (
+    ASSISTANT_ROLES,
     CALL_PART_KINDS,
     RequestedCall,
+    content_tool_calls,
     message_list,
     openai_tool_calls,
     part_call,
@@ -160,6 +162,8 @@ def message_of(item: dict[str, Any]) -> Message:
     calls: list[RequestedCall] = []
     answers: list[Answer] = []
     calls.extend(openai_tool_calls(fields.get("tool_calls")))
+    if not calls and role in ASSISTANT_ROLES:
+        calls.extend(content_tool_calls(fields.get("content")))
     for part in _parts(fields):
         _part(part, calls, answers, role)
     fields = _with_provider_fields(fields, calls)

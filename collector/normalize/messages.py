@@ -313,6 +313,22 @@ def openai_tool_calls(items: Any) -> list[RequestedCall]:
     return calls
 
 
+def content_tool_calls(content: Any) -> list[RequestedCall]:
+    """Calls written where a reply's text goes: a ``content`` list whose every item is a
+    Chat Completions ``tool_calls`` item (``{"id", "type": "function", "function":
+    {"name", "arguments"}}``: an instrumentation that copied the reply's calls into its
+    content, Langtrace's). One item that is not (a text part) and none is read: a reply
+    with text is never taken for calls."""
+    calls: list[RequestedCall] = []
+    for item in content if isinstance(content, list) else ():
+        function = item.get("function") if isinstance(item, dict) else None
+        made = openai_tool_call(item) if isinstance(function, dict) else None
+        if made is None:
+            return []
+        calls.append(made)
+    return calls
+
+
 def block_calls(blocks: Any) -> list[RequestedCall]:
     """The calls a message's content blocks record (a block of a kind in
     ``CALL_PART_KINDS``, ``part_call``); none when ``blocks`` is no list."""

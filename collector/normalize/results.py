@@ -81,15 +81,19 @@ class ToolResult(NamedTuple):
 NO_RESULT: Final = ToolResult(None)
 
 
-def parse_result(value: AttrValue, tool: str | None = None) -> ToolResult:
+def parse_result(value: AttrValue, tool: str | None = None, inner: bool = False) -> ToolResult:
     """Parse one result attribute; see the module docstring for what is unwrapped. A
     function response is unwrapped only for the ``tool`` it names (a tool's own result
-    may have ``id``, ``name`` and ``response`` fields too)."""
+    may have ``id``, ``name`` and ``response`` fields too). A result serialised twice
+    (JSON text of the text a tool's result object printed as: AgentScope's) is read
+    once more, one level (``inner``)."""
     if value is None:
         return NO_RESULT
     if not isinstance(value, str):
         return result_of(json_ready(value))  # a kvlist/array/scalar attribute
     obj = parse_json(value)
+    if isinstance(obj, str) and not inner:
+        return parse_result(obj, tool, inner=True)
     if obj is INVALID:
         obj = python_literal(value)
     from_repr = False  # (an object's repr: a framework's record may be one, ``_execution_record``)
@@ -156,6 +160,8 @@ def result_of(obj: Any) -> ToolResult:
         return _from_tool_message(fields)
     if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
+    if isinstance(obj, dict) and _is_content_record(obj):
+        obj = obj["content"]
     if isinstance(obj, list):
         obj = _content_blocks(obj)
     flagged = _flagged_error(obj)
@@ -266,6 +272,21 @@ def _content_blocks(blocks: list[Any]) -> Any:
     if all(isinstance(t, str) for t in texts):
         return "\n".join(str(t) for t in texts)
     return blocks
+
+
+def _is_content_record(obj: dict[str, Any]) -> bool:
+    """A tool's response object around the content blocks the model was shown, beside
+    bookkeeping scalars only and no error flag raised (AgentScope's ``ToolResponse``:
+    ``content``, ``metadata``, ``stream``, ``is_last``, ``id``; MCP's ``CallToolResult``
+    with ``isError`` false): what the tool returned is its content."""
+    content = obj.get("content")
+    if not isinstance(content, list) or not content or not all(map(_is_text_block, content)):
+        return False
+    return all(
+        key == "content"
+        or (not isinstance(value, (dict, list)) and not (key in _ERROR_FLAGS and value is True))
+        for key, value in obj.items()
+    )
 
 
 def _is_text_block(block: Any) -> bool:

@@ -38,7 +38,7 @@ from collector.normalize.conventions import (
 )
 from collector.normalize.mappings import Mappings
 from collector.normalize.tree import SpanTree
-from collector.normalize.values import scalar_text
+from collector.normalize.values import parse_json, scalar_text
 
 SESSION_KEYS: Final = (
     genai.CONVERSATION_ID,
@@ -66,7 +66,7 @@ def session_id(spans: Sequence[Span], mappings: Mappings | None) -> str | None:
     for span in spans:
         attributes = span.attributes
         for candidate in range(rank):  # only keys that would beat what we have
-            found = scalar_text(attributes.get(keys[candidate]))
+            found = _unquoted(scalar_text(attributes.get(keys[candidate])))
             if found is not None and found not in _ABSENT and not _placeholder(found):
                 best, rank = found, candidate
                 break
@@ -97,6 +97,15 @@ def _resource_session(spans: Sequence[Span]) -> str | None:
         if found is not None and found not in _ABSENT and not _placeholder(found):
             return found
     return None
+
+
+def _unquoted(value: str | None) -> str | None:
+    """An id written as a JSON string literal (``"sess-1"``, quotes included: AgentScope
+    JSON-encodes some attribute values) is the string it encodes."""
+    if value is None or len(value) < 3 or value[0] != '"' or value[-1] != '"':
+        return value
+    decoded = parse_json(value)
+    return decoded if isinstance(decoded, str) else value
 
 
 def _placeholder(value: str) -> bool:

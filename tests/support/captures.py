@@ -182,18 +182,10 @@ NOT_READ = {
     " every span is a trace of its own (a three-call turn is 24 one-span traces), and evald"
     " assembles runs by trace id: no run holds both a model's request and the tool that ran"
     " it",
-    "llamaindex-langtrace": "Langtrace records no tool span (its LlamaIndex instrumentation"
-    " wraps query/chat engines, not the agent or FunctionTool), only the openai client's"
-    " model spans under the with_langtrace_root_span root, and writes each reply's requested"
-    " calls as the assistant message's content list (gen_ai.content.completion event,"
-    " gen_ai.completion = [{role: assistant, content: [{id, type: function, function:"
-    " {name, arguments}}]}]), not under tool_calls: conventions.genai_events.requested_calls"
-    " reads only tool_calls, so no call is requested and none is rebuilt from the later"
-    " requests' tool messages (which keep tool_call_id and the result; the assistant"
-    " message that asked is written as a list of empty stubs): no tool call in any run"
-    " (gap tool_calls); model steps, input, answer, session and (mapped) agent read right."
-    " In tool_error the refused refund is, besides, only the exception's text in the next"
-    " request's tool message ('RefundWindowExpired: ...', no error word, no flag)",
+    "llamaindex-langtrace/tool_error": "Langtrace records no tool span (only the openai"
+    " client's model spans): the refused refund is only the exception's text in the next"
+    " request's tool message ('RefundWindowExpired: ...', no error word, no flag, no"
+    " status), so it reads as an ordinary result",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
@@ -292,16 +284,6 @@ NOT_READ = {
     " error; the next request's history is smolagents' text transcript ('Calling tools:'"
     " assistant text, 'Observation:' / 'Error:' user text, no tool messages or ids), which"
     " the rebuilt-call reader cannot pair",
-    "agentscope-otel": "AgentScope's own tracing writes every attribute value through"
-    " json.dumps, str() first for objects: gen_ai.tool.call.result is a JSON string holding"
-    " the Python repr of the ToolResponse (\"ToolResponse(content=[{'type': 'text', 'text':"
-    " '<the result as JSON>'}], metadata=None, stream=False, is_last=True, ...)\"), read as"
-    " that repr text, so no result matches; the refused refund (status OK, no exception"
-    " event) is only that repr's text block 'Error: RefundWindowExpired: ...' (and the next"
-    " request's tool message, inside agentscope.function.input), so it reads as an ordinary"
-    " result; gen_ai.conversation.id is a JSON string literal too, so the session reads with"
-    " its quotes ('\"sess-music-0001\"'). Calls, call ids, arguments, order, parallel pair,"
-    " input, answer and agent are read",
     "langgraph-agentops": "AgentOps' LangChain callback handler writes its tool spans"
     " (agentops.span.kind tool, span name tool.tool, no operation.name) under"
     " langchain.tool.name / langchain.tool.input (the arguments as a Python dict repr) /"

@@ -37,6 +37,7 @@ from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
+    content_tool_calls,
     last_text,
     openai_tool_calls,
 )
@@ -168,7 +169,8 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
         return None
     calls: list[RequestedCall] = []
     for message in output:
-        calls.extend(openai_tool_calls(message.get("tool_calls")))
+        found = openai_tool_calls(message.get("tool_calls"))
+        calls.extend(found or content_tool_calls(message.get("content")))
     return calls
 
 

@@ -1,0 +1,118 @@
+"""Rules from the thirteenth blind round (session 24, ADR 0017 addendum): minimal traces
+of the shapes Langtrace over LlamaIndex and AgentScope's own tracing showed, never keyed
+to their names."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from support.span_kit import genai_agent, genai_tool, run, span
+
+from collector.core.records import Span
+from collector.normalize.results import parse_result
+
+ASK = {"role": "user", "content": "Refund track 3 of invoice 9."}
+
+
+def function_item(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}  # fmt: skip
+
+
+def chat_events(n: int, prompt: list[dict[str, Any]], reply: dict[str, Any]) -> Span:
+    """A model call recording its request and reply as prompt / completion events."""
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.system": "openai",
+                  "gen_ai.request.model": "m"}  # fmt: skip
+    events = (
+        ("gen_ai.content.prompt", {"gen_ai.prompt": json.dumps(prompt)}),
+        ("gen_ai.content.completion", {"gen_ai.completion": json.dumps([reply])}),
+    )
+    return span(n, "openai.chat", attributes, parent=1, events=events)
+
+
+def test_calls_written_as_the_replys_content_list_are_requested_and_answered() -> None:
+    """Rule 86: a reply's ``content`` list of Chat Completions tool-call items."""
+    items = [function_item("c1", "lookup_invoice", invoice=9),
+             function_item("c2", "lookup_track", track=3)]  # fmt: skip
+    first = {"role": "assistant", "content": items}
+    stub = {"role": "assistant", "content": [json.dumps({"id": "", "type": ""})]}
+    answers = [
+        {"role": "tool", "tool_call_id": "c1", "content": '{"total": 1.29}'},
+        {"role": "tool", "tool_call_id": "c2", "content": '{"track_id": 3}'},
+    ]
+    trajectory = run(
+        span(1, "turn", {}),
+        chat_events(2, [ASK], first),
+        chat_events(3, [ASK, stub, *answers], {"role": "assistant", "content": "Refunded."}),
+    )
+    calls = [(s.name, s.args, s.result, s.call_id) for s in trajectory.tool_calls]
+    assert calls == [("lookup_invoice", {"invoice": 9}, {"total": 1.29}, "c1"),
+                     ("lookup_track", {"track": 3}, {"track_id": 3}, "c2")]  # fmt: skip
+    assert trajectory.output == "Refunded."
+    assert "tool_calls" not in trajectory.gaps
+
+
+def test_a_content_list_with_text_is_no_call() -> None:
+    items = [{"type": "text", "text": "hi"}, function_item("c1", "refund")]
+    mixed = {"role": "assistant", "content": items}
+    trajectory = run(span(1, "turn", {}), chat_events(2, [ASK], mixed))
+    assert trajectory.tool_calls == ()
+
+
+def test_an_assistant_message_of_the_history_with_calls_in_its_content() -> None:
+    """The same shape in a later request's history, the reply that asked not recorded:
+    the call is rebuilt from the history and paired with its answer."""
+    asked = {"role": "assistant", "content": [function_item("c1", "lookup_invoice", invoice=9)]}
+    answered = {"role": "tool", "tool_call_id": "c1", "content": '{"total": 1.29}'}
+    final = {"role": "assistant", "content": "Done."}
+    unanswered = chat_events(2, [ASK], final)
+    unanswered = unanswered._replace(events=unanswered.events[:1])  # (no completion event)
+    trajectory = run(span(1, "turn", {}), unanswered, chat_events(3, [ASK, asked, answered], final))
+    assert [(s.name, s.result, s.executed) for s in trajectory.tool_calls] == [
+        ("lookup_invoice", {"total": 1.29}, True)
+    ]
+
+
+RESPONSE_REPR = (
+    "ToolResponse(content=[{'type': 'text', 'text': '{\"track_id\": 3}'}], metadata=None,"
+    " stream=False, is_last=True, is_interrupted=False, id='x')"
+)
+
+
+def test_a_result_serialised_twice_is_read_once_more() -> None:
+    """Rule 87: JSON text of the text a tool's response object printed as."""
+    assert parse_result(json.dumps(json.dumps({"a": 1}))).value == {"a": 1}
+    assert parse_result(json.dumps("plain words")).value == "plain words"
+    # one level only: a string inside that is JSON text of a string stays that text
+    assert parse_result(json.dumps(json.dumps(json.dumps("x")))).value == '"x"'
+
+
+def test_a_response_object_around_text_blocks_is_its_content() -> None:
+    """Rule 88: ``content`` text blocks beside bookkeeping scalars, no error flag."""
+    assert parse_result(json.dumps(RESPONSE_REPR)).value == {"track_id": 3}
+    failed = RESPONSE_REPR.replace('{"track_id": 3}', "Error: RefundWindowExpired: too old")
+    found = parse_result(json.dumps(failed))
+    assert found.error is not None and "RefundWindowExpired" in found.error
+    blocks = [{"type": "text", "text": "ok"}]
+    # an error flag raised, or a structured field beside the blocks: not a bare response
+    assert parse_result(json.dumps({"content": blocks, "isError": True})).error == "ok"
+    structured = {"content": blocks, "structuredContent": {"ok": True}}
+    assert parse_result(json.dumps(structured)).value == structured
+
+
+def test_a_tool_span_whose_result_was_serialised_twice() -> None:
+    trajectory = run(
+        genai_agent(),
+        genai_tool(2, "lookup_track", '{"track": 3}', call_id="c1",
+                   **{"gen_ai.tool.call.result": json.dumps(RESPONSE_REPR)}),
+    )  # fmt: skip
+    assert [s.result for s in trajectory.tool_calls] == [{"track_id": 3}]
+
+
+def test_a_session_id_written_as_a_json_string_is_the_string() -> None:
+    """Rule 89: ``"sess-1"`` with its quotes is ``sess-1``."""
+    agent = genai_agent(**{"gen_ai.conversation.id": '"sess-1"'})
+    assert run(agent).session_id == "sess-1"
+    assert run(genai_agent(**{"gen_ai.conversation.id": '"'})).session_id == '"'
+    assert run(genai_agent(**{"gen_ai.conversation.id": '""'})).session_id == '""'
