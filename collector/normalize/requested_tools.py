@@ -9,6 +9,13 @@ and the span recorded, as its input, exactly that call's arguments (as a JSON ob
 a bare name is no evidence: a wrapper may share a tool's name). Such a span, with no
 model call, tool, agent or node below it, is read as that call's tool span.
 
+So is a span that failed (status ERROR) under the name the GenAI conventions give a
+tool's execution, ``execute_tool <tool>``, when a model call that ended before it
+started requested a call of that tool, and nothing runs below it: an instrumentation
+that writes a tool span's attributes only once the tool returned (OpenLIT's smolagents
+spans) leaves a failed call with its name and its error only. The step takes the
+requested call's arguments and id (``join``), and its error from the span's status.
+
 The model calls' requests are parsed only when some plumbing span records a JSON
 object as its input, and then once: the builder reuses them (``requested``).
 """
@@ -18,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
+from collector.core.records import StatusCode
 from collector.normalize import conventions
 from collector.normalize.messages import RequestedCall
 from collector.normalize.roles import Role
@@ -25,6 +33,8 @@ from collector.normalize.tree import SpanTree, role_below
 from collector.normalize.values import first, json_object
 
 _CANDIDATES: Final = frozenset({Role.CHAIN, Role.OTHER})
+# The span name the GenAI conventions give a tool's execution: ``execute_tool {tool}``.
+_EXECUTE_TOOL: Final = "execute_tool "
 _WORK: Final = frozenset({Role.LLM, Role.TOOL, Role.AGENT, Role.WORKFLOW, Role.NODE})
 _MAX_DEPTH: Final = 8
 
@@ -38,12 +48,15 @@ def confirmed_tools(tree: SpanTree, roles: list[Role], argument_keys: Sequence[s
     if Role.CHAIN not in roles and Role.OTHER not in roles:
         return parsed  # (most traces: every span is a model call, a tool, an agent …)
     candidates: list[tuple[int, str]] = []  # plumbing that records an object as its input
+    failed: list[tuple[int, str]] = []  # failed plumbing named as a tool's execution
     for i, span in enumerate(tree.spans):
         if roles[i] in _CANDIDATES:
             raw = _recorded_input(span.attributes, argument_keys)
             if raw is not None:
                 candidates.append((i, raw))
-    if not candidates:
+            elif span.status_code == StatusCode.ERROR and span.name.startswith(_EXECUTE_TOOL):
+                failed.append((i, span.name[len(_EXECUTE_TOOL) :]))
+    if not candidates and not failed:
         return parsed
     requests = _requests(tree, roles, parsed)
     names = {name for _, name, _ in requests}
@@ -61,12 +74,18 @@ def confirmed_tools(tree: SpanTree, roles: list[Role], argument_keys: Sequence[s
             and not role_below(tree, roles, i, _WORK, max_depth=_MAX_DEPTH)
         ):
             roles[i] = Role.TOOL
+    for i, tool in failed:
+        start = tree.spans[i].start_unix_nano
+        if any(name == tool and end <= start for end, name, _ in requests) and not role_below(
+            tree, roles, i, _WORK, max_depth=_MAX_DEPTH
+        ):
+            roles[i] = Role.TOOL
     return parsed
 
 
 def _requests(tree: SpanTree, roles: list[Role], parsed: Requested) -> list[tuple[int, str, Any]]:
-    """``(end of the model call, name, arguments)`` of every call with arguments a model
-    call requested; each model call's requests noted in ``parsed``."""
+    """``(end of the model call, name, arguments)`` of every call a model call requested;
+    each model call's requests noted in ``parsed``."""
     requests: list[tuple[int, str, Any]] = []
     for i, span in enumerate(tree.spans):
         if roles[i] is Role.LLM:
@@ -74,9 +93,7 @@ def _requests(tree: SpanTree, roles: list[Role], parsed: Requested) -> list[tupl
                 calls = parsed[i] = conventions.requested_calls(span)
             except Exception:  # an odd span: the builder's visit reports it (``_unreadable``)
                 continue
-            for call in calls:
-                if isinstance(call.args, dict) and call.args:
-                    requests.append((span.end_unix_nano, call.name, call.args))
+            requests.extend((span.end_unix_nano, call.name, call.args) for call in calls)
     return requests
 
 

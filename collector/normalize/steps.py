@@ -169,7 +169,10 @@ def tool_step(draft: ToolDraft, joined: Joined) -> Step:
         result = new_lazy(load_value, raw_result, True if raw_result is None else may_be_none)
     else:
         result = draft.result.value
-    call_id = draft.call_id or (request.call_id if request is not None else None)
+    # The model's id for the call: the span's own is the same when the join was by id,
+    # and an id the model never gave when it was by name (an instrumentation that makes
+    # one up for a framework that passes none: OpenLIT's smolagents tool spans).
+    call_id = (request.call_id if request is not None else None) or draft.call_id
     return new_step(kinds.TOOL, draft.name, draft.step_id, draft.parent, span.start_unix_nano,
                     duration_s(span), args, result, draft.error, call_id, raw_args,
                     draft.agent, True, None, None, None)  # fmt: skip

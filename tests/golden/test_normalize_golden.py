@@ -726,8 +726,14 @@ def test_steps_are_in_start_order() -> None:
 
 # Operations of their own that are neither model nor tool calls: ``other`` steps. Mastra
 # records its memory reads and writes so; its wrappers (``model_generation``, each loop
-# ``agent_step``) and the stream chunks inside a model call are looked through.
-OPERATIONS_OF_THEIR_OWN = {"memory_operation MessageHistory", "processor_run MemoryInputFilter"}
+# ``agent_step``) and the stream chunks inside a model call are looked through. AgentScope
+# records its formatter (messages into the provider's format) as a GenAI operation,
+# ``format``, beside the model call: an operation the conventions do not name.
+OPERATIONS_OF_THEIR_OWN = {
+    "memory_operation MessageHistory",
+    "processor_run MemoryInputFilter",
+    "format openai",
+}
 
 
 def test_session_key_is_the_trajectorys_service_and_session() -> None:

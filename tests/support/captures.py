@@ -273,17 +273,6 @@ NOT_READ = {
     " so a message holding two calls or two answers keeps only its last: the answer to the"
     " first of the two parallel calls (lookup_invoice) is recorded nowhere (ADK's own spans"
     " record no content with its default switch): its result reads as none",
-    "smolagents-openlit/tool_error": "OpenLIT writes a smolagents tool span's attributes only"
-    " when the tool returns: the refused refund's span, execute_tool refund (the"
-    " conventions' span name, INTERNAL, a child of the step span beside the chat span"
-    " that requested it), has no gen_ai.operation.name, tool name, arguments or call id,"
-    " only error.type AgentToolExecutionError, status ERROR with the message"
-    " 'AgentToolExecutionError: Error executing tool 'refund' ... RefundWindowExpired: ...'"
-    " and exception events: it is not read as a tool, so the call is rebuilt from the"
-    " model's reply (tool_call part call_tool_e_020) as unexecuted, with no result and no"
-    " error; the next request's history is smolagents' text transcript ('Calling tools:'"
-    " assistant text, 'Observation:' / 'Error:' user text, no tool messages or ids), which"
-    " the rebuilt-call reader cannot pair",
     "langgraph-agentops": "AgentOps' LangChain callback handler writes its tool spans"
     " (agentops.span.kind tool, span name tool.tool, no operation.name) under"
     " langchain.tool.name / langchain.tool.input (the arguments as a Python dict repr) /"

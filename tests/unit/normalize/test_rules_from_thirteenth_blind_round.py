@@ -9,7 +9,7 @@ from typing import Any
 
 from support.span_kit import genai_agent, genai_tool, run, span
 
-from collector.core.records import Span
+from collector.core.records import Span, StatusCode
 from collector.normalize.results import parse_result
 
 ASK = {"role": "user", "content": "Refund track 3 of invoice 9."}
@@ -116,3 +116,64 @@ def test_a_session_id_written_as_a_json_string_is_the_string() -> None:
     assert run(agent).session_id == "sess-1"
     assert run(genai_agent(**{"gen_ai.conversation.id": '"'})).session_id == '"'
     assert run(genai_agent(**{"gen_ai.conversation.id": '""'})).session_id == '""'
+
+
+def asking_chat(n: int, call_id: str, name: str, parent: int = 1, **args: Any) -> Span:
+    part = {"type": "tool_call", "id": call_id, "name": name, "arguments": args}
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "m",
+        "gen_ai.input.messages": json.dumps([ASK]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [part]}]),
+    }
+    return span(n, "chat m", attributes, parent=parent)
+
+
+FAILURE = "AgentToolExecutionError: Error executing tool 'refund': RefundWindowExpired: too old"
+
+
+def failed_execution(n: int, name: str = "refund", status: int = StatusCode.ERROR) -> Span:
+    """What an instrumentation that writes a tool span's attributes only on return leaves
+    of a failed call: the conventions' span name, the status, ``error.type``."""
+    message = FAILURE if status == StatusCode.ERROR else ""
+    attributes = {"error.type": "AgentToolExecutionError"}
+    return span(n, f"execute_tool {name}", attributes, parent=2, status=status, message=message)
+
+
+def test_a_failed_span_named_as_a_requested_tools_execution_ran_it() -> None:
+    """Rule 90: ``execute_tool refund``, ERROR, after the model call that asked for it."""
+    ask = asking_chat(3, "c9", "refund", parent=2, invoice=9)
+    trajectory = run(genai_agent(), span(2, "step 1", {}, parent=1), ask, failed_execution(4))
+    [step] = trajectory.tool_calls
+    assert (step.name, step.args, step.call_id, step.executed) == (
+        "refund",
+        {"invoice": 9},
+        "c9",
+        True,
+    )
+    assert step.error is not None and "RefundWindowExpired" in step.error
+
+
+def test_no_failure_no_request_or_no_order_is_no_tool_span() -> None:
+    def refund_calls(*spans: Span) -> list[tuple[str, bool]]:
+        trajectory = run(genai_agent(), span(2, "step 1", {}, parent=1), *spans)
+        return [(s.name, s.executed) for s in trajectory.tool_calls]
+
+    ask = asking_chat(3, "c9", "refund", parent=2, invoice=9)
+    # a span that did not fail is no evidence (a phase of the loop may be named so)
+    assert refund_calls(ask, failed_execution(4, status=StatusCode.OK)) == [("refund", False)]
+    # a tool no model call requested
+    assert refund_calls(ask, failed_execution(4, name="delete_all")) == [("refund", False)]
+    # the model asked only after the span had started
+    late = asking_chat(5, "c9", "refund", parent=2, invoice=9)
+    assert refund_calls(failed_execution(4), late) == [("refund", False)]
+
+
+def test_a_tool_spans_made_up_id_gives_way_to_the_models() -> None:
+    """Rule 91: a span joined by name whose own id the model never gave takes the model's."""
+    trajectory = run(
+        genai_agent(),
+        asking_chat(2, "call_1", "lookup_track", track=3),
+        genai_tool(3, "lookup_track", '{"track": 3}', call_id="673e0fb8-uuid"),
+    )
+    assert [s.call_id for s in trajectory.tool_calls] == ["call_1"]
