@@ -27,6 +27,7 @@ from collector.normalize.conventions import (
     vercel,
     voltagent,
 )
+from collector.normalize.loop_spans import settle_loop_spans
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import CUSTOM, EVIDENCE, Role
 from collector.normalize.tree import SpanTree, role_below
@@ -168,7 +169,9 @@ def settle_evident_calls(tree: SpanTree, roles: list[Role], families: list[str])
 
     Such spans become plumbing (``OTHER``) in ``roles`` and ``families``; True when a
     second instrumentation was found (the trajectory's duplicate-instrumentation gap).
+    So does a model-call span around an agent's whole loop (``loop_spans``, rule 92).
     Costs one pass over the roles on a trace without such spans."""
+    settle_loop_spans(tree, roles)
     spans = tree.spans
     evident = [
         i

@@ -287,16 +287,6 @@ NOT_READ = {
     " messages' name inside the chain spans' serialized state; the trace root is the"
     " application's start_trace span (music_store_support_turn.session), read as the"
     " agent. The session (trace.metadata.session_id) is read",
-    "mastra-arize": "Mastra's Arize exporter writes the agent's whole tool loop as one LLM"
-    " span (model_generation: llm.model_name, llm.input_messages = the first request's"
-    " system + user messages, llm.output_messages = the final answer, llm.token_count.* the"
-    " loop's sums) with one LLM child per model request (model_step: input.value = that"
-    " request's messages, output.value {text, toolCalls}, no model or token key; the tool"
-    " spans run under them) and LLM chunk spans below those: every LLM span under the outer"
-    " one merges into it as a second layer of the same call (duplicate_instrumentation),"
-    " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
-    " call ids, parallel pair, the refused refund, input, answer, agent and session read"
-    " right",
 }
 
 

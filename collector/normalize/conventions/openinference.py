@@ -16,21 +16,21 @@ usually holds the same text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from collector.core.records import AttrValue, Span
+from collector.normalize.conventions.recorded_values import generated_text, value_text
 from collector.normalize.messages import (
     ASSISTANT_ROLES,
     USER_ROLES,
     RequestedCall,
     first_choice,
     flattened_calls,
-    last_text,
     openai_tool_calls,
     requested,
 )
 from collector.normalize.roles import Role
-from collector.normalize.values import INVALID, parse_json, text
+from collector.normalize.values import parse_json, text
 
 NAME: Final = "openinference"
 SPAN_KIND: Final = "openinference.span.kind"
@@ -265,11 +265,12 @@ def _output_value_calls(span: Span) -> list[RequestedCall] | None:
 
 def llm_output(span: Span) -> str | None:
     """The last assistant message's text: ``content``, else its text ``contents`` items
-    (how OpenInference flattens a reply made of content blocks, e.g. Anthropic's)."""
+    (how OpenInference flattens a reply made of content blocks, e.g. Anthropic's); with
+    no output message, a generation result's text (``recorded_values.generated_text``)."""
     attributes = span.attributes
     family = _reply_family(attributes)
     if family is None:
-        return None
+        return generated_text(attributes.get(OUTPUT_VALUE))
     found = None
     for i in range(_MAX_INDEX):
         message = f"{family}{i}.message."
@@ -299,7 +300,7 @@ def _contents_text(attributes: Mapping[str, AttrValue], message: str) -> str | N
 
 def llm_input(span: Span) -> str | None:
     """The first user message: of ``input.value``, else of the flattened history."""
-    found = _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=False)
+    found = value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=False)
     return found if found is not None else _first_user_message(span.attributes)
 
 
@@ -330,7 +331,7 @@ def run_input(span: Span) -> str | None:
     description = task_request(span)
     if description is not None:  # CrewAI task span: input.value is the whole task prompt
         return description
-    return _value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True, call=True)
+    return value_text(span.attributes.get(INPUT_VALUE), USER_ROLES, plain=True, call=True)
 
 
 def task_request(span: Span) -> str | None:
@@ -349,47 +350,4 @@ def without_chat_history(request: str) -> str:
 
 def run_output(span: Span) -> str | None:
     """Root ``output.value`` (LangGraph: the whole state) — a fallback after the last LLM."""
-    return _value_text(span.attributes.get(OUTPUT_VALUE), ASSISTANT_ROLES, plain=True)
-
-
-def _value_text(
-    value: Any, roles: frozenset[str], *, plain: bool, call: bool = False
-) -> str | None:
-    """Text of an ``input.value``/``output.value``: messages, ``{"input"|"output": str}``,
-    text; with ``call``, also a recorded Python call given one text (``_called_with``)."""
-    raw = text(value)
-    if raw is None:
-        return None
-    parsed = parse_json(raw)
-    if parsed is INVALID:
-        return raw if plain else None
-    if isinstance(parsed, str):
-        return parsed if plain else None
-    found = last_text(parsed, roles)
-    if found is None and isinstance(parsed, dict):
-        for key in ("input", "output"):
-            if isinstance(parsed.get(key), str):
-                return str(parsed[key])
-        if call:
-            return _called_with(parsed)
-    return found
-
-
-def _called_with(call: dict[str, Any]) -> str | None:
-    """The one text a run was called with, where the instrumentation records the call
-    (``{"args": ["<question>"], "reset": true}``: traceAI's record of smolagents'
-    ``run(task, reset=...)``): ``args`` holding exactly one text, and beside it no
-    keyword arguments, only the recorder's flags and empty values (rule 73)."""
-    positional = call.get("args")
-    if not isinstance(positional, list) or len(positional) != 1:
-        return None
-    found = positional[0]
-    if not isinstance(found, str) or not found:
-        return None
-    for key, member in call.items():
-        if key == "args" or member is None or isinstance(member, bool | int | float):
-            continue
-        if member in ({}, [], ""):
-            continue
-        return None
-    return found
+    return value_text(span.attributes.get(OUTPUT_VALUE), ASSISTANT_ROLES, plain=True)

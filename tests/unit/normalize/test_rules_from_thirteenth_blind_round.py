@@ -10,6 +10,7 @@ from typing import Any
 from support.span_kit import genai_agent, genai_tool, run, span
 
 from collector.core.records import Span, StatusCode
+from collector.normalize.conventions import openinference
 from collector.normalize.results import parse_result
 
 ASK = {"role": "user", "content": "Refund track 3 of invoice 9."}
@@ -177,3 +178,64 @@ def test_a_tool_spans_made_up_id_gives_way_to_the_models() -> None:
         genai_tool(3, "lookup_track", '{"track": 3}', call_id="673e0fb8-uuid"),
     )
     assert [s.call_id for s in trajectory.tool_calls] == ["call_1"]
+
+
+def oi_span(n: int, kind: str, parent: int, **attributes: Any) -> Span:
+    return span(n, f"{kind.lower()} {n}", {"openinference.span.kind": kind, **attributes},
+                parent=parent)  # fmt: skip
+
+
+def loop_trace(with_tools: bool = True, steps: int = 2) -> list[Span]:
+    """An agent whose whole loop is one LLM span (the model, the first request, the final
+    answer), with one LLM span per request below it, each with a request-less chunk span
+    below a chain, and the tools between them (Mastra's AI tracing under OpenInference)."""
+    ask = json.dumps([ASK])
+    spans = [
+        oi_span(1, "AGENT", 0, **{"agent.name": "shop", "input.value": ASK["content"]}),
+        oi_span(2, "LLM", 1, **{"llm.model_name": "m",
+                                "llm.input_messages.0.message.role": "user",
+                                "llm.input_messages.0.message.content": ASK["content"],
+                                "llm.output_messages.0.message.role": "assistant",
+                                "llm.output_messages.0.message.content": "Done."}),
+    ]  # fmt: skip
+    for k in range(steps):
+        base = 10 * (k + 1)
+        last = k == steps - 1
+        reply = {"text": "Done." if last else "", "toolCalls": []}
+        spans.append(
+            oi_span(base, "LLM", 2, **{"input.value": ask, "output.value": json.dumps(reply)})
+        )
+        spans.append(oi_span(base + 1, "CHAIN", base))
+        spans.append(oi_span(base + 2, "LLM", base + 1, **{"output.value": json.dumps(reply)}))
+        if with_tools and not last:
+            spans.append(
+                oi_span(base + 3, "TOOL", base, **{"tool.name": "lookup", "input.value": "{}"})
+            )
+    return spans
+
+
+def test_a_model_span_around_the_loop_and_its_tools_is_the_loop() -> None:
+    """Rule 92: each request below it is a model call; its chunks are parts of a call."""
+    trajectory = run(*loop_trace(steps=3))
+    steps = [(s.kind.value, s.name) for s in trajectory.steps]
+    assert steps == [("llm", "llm 10"), ("tool", "lookup"), ("llm", "llm 20"),
+                     ("tool", "lookup"), ("llm", "llm 30")]  # fmt: skip
+    assert "duplicate_instrumentation" not in trajectory.gaps
+    assert trajectory.output == "Done."  # (the last call's generation result's text)
+
+
+def test_a_model_span_without_tools_below_or_with_one_request_is_one_call() -> None:
+    no_tools = run(*loop_trace(with_tools=False, steps=3))
+    assert sum(s.kind.value == "llm" for s in no_tools.steps) == 1
+    one_request = run(*loop_trace(steps=1), oi_span(5, "TOOL", 2, **{"tool.name": "lookup"}))
+    [call] = [s for s in one_request.steps if s.kind.value == "llm"]
+    assert call.model == "m"  # the outer span is the call, the inner one a layer of it
+
+
+def test_a_generation_result_recorded_as_the_output_value_is_the_reply() -> None:
+    def reply(value: dict[str, Any]) -> str | None:
+        return openinference.llm_output(oi_span(2, "LLM", 1, **{"output.value": json.dumps(value)}))
+
+    assert reply({"text": "Done.", "toolCalls": []}) == "Done."
+    assert reply({"text": "", "toolCalls": [{"toolName": "lookup"}]}) is None
+    assert reply({"choices": [{"message": {"content": "x"}}]}) is None
