@@ -204,6 +204,7 @@ CAPTURED = {
     "llamaindex-langtrace",
     "mastra-arize",
     "mastra-otel-exporter",
+    "crewai-laminar",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

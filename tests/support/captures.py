@@ -58,6 +58,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "openai-agents-laminar",
         "langgraph-laminar",
         "openai-client-laminar",
+        "crewai-laminar",
         "openai-agents-traceai",
         "openai-agents-agentops",
         "langgraph-traceai",
@@ -110,6 +111,7 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
         "agent_name": "openai.agents.turn.agent_name",
         "session_id": "lmnr.association.properties.session_id",
     },
+    "crewai-laminar": {"session_id": "lmnr.association.properties.session_id"},
     # Langtrace's "custom span naming" (its only way to name a DSPy program): the name is
     # appended to every span's name and written as ``langtrace.span.name`` on each span
     "dspy-langtrace": {"agent_name": "langtrace.span.name"},
@@ -287,6 +289,29 @@ NOT_READ = {
     " messages' name inside the chain spans' serialized state; the trace root is the"
     " application's start_trace span (music_store_support_turn.session), read as the"
     " agent. The session (trace.metadata.session_id) is read",
+    "mastra-arize": "Mastra's Arize exporter writes the agent's whole tool loop as one LLM"
+    " span (model_generation: llm.model_name, llm.input_messages = the first request's"
+    " system + user messages, llm.output_messages = the final answer, llm.token_count.* the"
+    " loop's sums) with one LLM child per model request (model_step: input.value = that"
+    " request's messages, output.value {text, toolCalls}, no model or token key; the tool"
+    " spans run under them) and LLM chunk spans below those: every LLM span under the outer"
+    " one merges into it as a second layer of the same call (duplicate_instrumentation),"
+    " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
+    " call ids, parallel pair, the refused refund, input, answer, agent and session read"
+    " right",
+    "crewai-laminar": "Laminar's OpenAI instrumentation parents each model call (openai.chat,"
+    " lmnr.span.type LLM) to the span Laminar's own context holds, the @observe turn span"
+    " at the trace root, not to the current OTel span the crewai instrumentor opened: the"
+    " model calls are siblings of crewai.workflow (-> <task>.task -> music_store_support"
+    ".agent, that chain with no model or tool call below it), though each lies inside the"
+    " agent span's time and names its model (gen_ai.request.model). The agent root stays"
+    " the unnamed turn span (agent_root._lone_agent: it has model children), so the agent"
+    " reads as none (gen_ai.agent.name music_store_support, on the agent span, is not"
+    " reached) and the input as the first request's templated user message ('\\nCurrent"
+    " Task: <request>\\n\\nThis is the expected criteria ...'): the task span's"
+    " crewai.task.description is off the path from the agent root up (run_text"
+    "._description_inside). Calls, call ids, arguments, results, the parallel pair, the"
+    " refused refund, the answer, run status and (mapped) session read right",
 }
 
 
