@@ -205,6 +205,7 @@ CAPTURED = {
     "mastra-arize",
     "mastra-otel-exporter",
     "crewai-laminar",
+    "agno-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

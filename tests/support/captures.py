@@ -72,6 +72,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "camel-ai-agentops",
         "crewai-agentops",
         "langgraph-agentops",
+        "agno-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
