@@ -206,6 +206,7 @@ CAPTURED = {
     "mastra-otel-exporter",
     "crewai-laminar",
     "agno-traceai",
+    "opencode-cli-otel",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -73,6 +73,8 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "crewai-agentops",
         "langgraph-agentops",
         "agno-traceai",
+        # opencode builds its resource in code with serviceName "opencode"
+        "opencode-cli-otel",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -137,6 +139,8 @@ TOOL_PREFIXES = {
     "fast-agent-otel": "music_store__",
     # Gemini CLI offers MCP tools to the model as "mcp_<server>_<tool>" (single underscores)
     "gemini-cli-otel": "mcp_music_store_",
+    # opencode offers MCP tools to the model as "<server>_<tool>" (server "store")
+    "opencode-cli-otel": "store_",
     # (mcp-agent offers them as "<server>_<tool>", but each call is the MCP server's span,
     # which names the tool bare: rule 84)
 }
@@ -290,6 +294,22 @@ NOT_READ = {
     " messages' name inside the chain spans' serialized state; the trace root is the"
     " application's start_trace span (music_store_support_turn.session), read as the"
     " agent. The session (trace.metadata.session_id) is read",
+    "opencode-cli-otel": "opencode runs its own loop, one AI SDK streamText per model"
+    " request (ai.streamText > ai.streamText.doStream, ai.toolCall under the streamText),"
+    " all below its own Effect spans under the trace root http.server POST (its in-process"
+    " server's /session/<id>/message): the run reads as that root, which records nothing,"
+    " so the input is not read (gap input: the user's text is only in each streamText's"
+    " ai.prompt messages and each doStream's ai.prompt.messages); the session's title"
+    " request (a tool-less streamText with its own system prompt, 'You are a title"
+    " generator...', whose reply no later request holds) reads as the turn's first model"
+    " step (5 llm steps for 4 loop calls on a session's first turn); every result is"
+    " opencode's tool-result envelope {title, metadata: {truncated}, output: <the MCP"
+    " text>, attachments: [], content: [{type: text, text: <the MCP text>}]}, not"
+    " unwrapped; the agent reads as ai.telemetry.functionId 'session.llm' (the same on"
+    " every call, title included): music_store_support is only in opencode's log records'"
+    " bodies (['stream', '{... \"agent\":\"music_store_support\" ...}']). Calls,"
+    " arguments, order, parallel pair, call ids, the refused refund (ai.toolCall status"
+    " ERROR + exception event), answer and session (session.id) read right",
     "mastra-arize": "Mastra's Arize exporter writes the agent's whole tool loop as one LLM"
     " span (model_generation: llm.model_name, llm.input_messages = the first request's"
     " system + user messages, llm.output_messages = the final answer, llm.token_count.* the"
