@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from collector.normalize.detached_calls import adopt_detached_calls
 from collector.normalize.mappings import Mappings
 from collector.normalize.roles import AGENTIC, LEAF_ROLES, Role
 from collector.normalize.steps import agent_name, recorded_agent_name
@@ -38,7 +39,9 @@ def find_agent_root(
 ) -> int:
     """The index of the agent root (module docstring); ``work(i, 0)`` is the one kind of
     leaf work below span ``i`` (``build.RunBuilder._work``). The named agent spans passed
-    as runners (rule 63) are appended to ``runners``: their failure is the run's."""
+    as runners (rule 63) are appended to ``runners``: their failure is the run's. Calls
+    cut off from the one named agent are first given back to it (``detached_calls``)."""
+    adopt_detached_calls(tree, roles, mappings)
     current = tree.root
     for _ in range(_MAX_DEPTH):
         if roles[current] is Role.AGENT and recorded_agent_name(tree.spans[current], mappings):

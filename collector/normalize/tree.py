@@ -12,6 +12,7 @@ at-least-once), missing parents make orphans top-level, and parent cycles are cu
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Final
 
@@ -56,6 +57,18 @@ class SpanTree:
         true_roots = [i for i in tops if not spans[i].parent_span_id]
         self.has_root = bool(true_roots)
         self.root = true_roots[0] if true_roots else (tops[0] if tops else 0)
+
+    def adopt(self, i: int, parent: int) -> None:
+        """Make span ``i`` (not the root) a child of span ``parent``, in start order among
+        its children (``detached_calls``: a call cut off from its agent)."""
+        old = self.parent[i]
+        siblings = self._children.get(old, []) if old >= 0 else self._tops
+        if i in siblings:
+            siblings.remove(i)
+        self.parent[i] = parent
+        kids = self._children.setdefault(parent, [])
+        starts = [self.spans[k].start_unix_nano for k in kids]
+        kids.insert(bisect_right(starts, self.spans[i].start_unix_nano), i)
 
     def tops(self) -> list[int]:
         """The spans without a parent in the trace, in (start, arrival) order."""

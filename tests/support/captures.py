@@ -320,19 +320,6 @@ NOT_READ = {
     " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
     " call ids, parallel pair, the refused refund, input, answer, agent and session read"
     " right",
-    "crewai-laminar": "Laminar's OpenAI instrumentation parents each model call (openai.chat,"
-    " lmnr.span.type LLM) to the span Laminar's own context holds, the @observe turn span"
-    " at the trace root, not to the current OTel span the crewai instrumentor opened: the"
-    " model calls are siblings of crewai.workflow (-> <task>.task -> music_store_support"
-    ".agent, that chain with no model or tool call below it), though each lies inside the"
-    " agent span's time and names its model (gen_ai.request.model). The agent root stays"
-    " the unnamed turn span (agent_root._lone_agent: it has model children), so the agent"
-    " reads as none (gen_ai.agent.name music_store_support, on the agent span, is not"
-    " reached) and the input as the first request's templated user message ('\\nCurrent"
-    " Task: <request>\\n\\nThis is the expected criteria ...'): the task span's"
-    " crewai.task.description is off the path from the agent root up (run_text"
-    "._description_inside). Calls, call ids, arguments, results, the parallel pair, the"
-    " refused refund, the answer, run status and (mapped) session read right",
 }
 
 

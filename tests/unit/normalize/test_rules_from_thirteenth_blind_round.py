@@ -239,3 +239,68 @@ def test_a_generation_result_recorded_as_the_output_value_is_the_reply() -> None
     assert reply({"text": "Done.", "toolCalls": []}) == "Done."
     assert reply({"text": "", "toolCalls": [{"toolName": "lookup"}]}) is None
     assert reply({"choices": [{"message": {"content": "x"}}]}) is None
+
+
+def idle_agent(n: int, start: int, end: int, name: str = "shop", model: str | None = None) -> Span:
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": name,
+    }
+    if model is not None:
+        attributes["gen_ai.request.model"] = model
+    return span(n, f"invoke_agent {name}", attributes, parent=2, start=start, end=end)
+
+
+def detached_chat(n: int, start: int, model: str = "m") -> Span:
+    chat = asking_chat(n, f"c{n}", "lookup_track", parent=1, track=n)
+    attributes = {**chat.attributes, "gen_ai.request.model": model}
+    return chat._replace(attributes=attributes, start_unix_nano=start, end_unix_nano=start + 100)
+
+
+def detached_run(*spans: Span) -> Any:
+    root = span(1, "turn", {}, start=0, end=100_000)
+    task = span(
+        2, "task", {"gen_ai.operation.name": "invoke_agent"}, parent=1, start=500, end=90_000
+    )
+    return run(root, task, *spans)
+
+
+def test_calls_cut_off_from_the_one_named_agent_are_its() -> None:
+    """Rule 93: the calls hang under the root, within the idle agent's time, its model."""
+    trajectory = detached_run(idle_agent(3, 1_000, 80_000, model="m"),
+                              detached_chat(10, 2_000), detached_chat(11, 5_000))  # fmt: skip
+    assert trajectory.agent == "shop"
+    assert {s.agent for s in trajectory.steps if s.kind.value == "llm"} == {"shop"}
+
+
+def test_calls_outside_its_time_of_another_model_or_beside_two_agents_stay() -> None:
+    before = detached_run(
+        idle_agent(3, 1_000, 80_000), detached_chat(10, 600), detached_chat(11, 5_000)
+    )
+    assert next(s.agent for s in before.steps if s.kind.value == "llm") != "shop"
+    late = detached_chat(11, 79_950)  # (ends after the agent did)
+    after = detached_run(idle_agent(3, 1_000, 80_000), detached_chat(10, 2_000), late)
+    assert [s.agent for s in after.steps if s.kind.value == "llm"][-1] != "shop"
+    other_model = detached_run(
+        idle_agent(3, 1_000, 80_000, model="m"), detached_chat(10, 2_000, "x")
+    )
+    assert other_model.agent != "shop"
+    two = detached_run(idle_agent(3, 1_000, 80_000), idle_agent(4, 1_000, 80_000, name="b"),
+                       detached_chat(10, 2_000))  # fmt: skip
+    assert "shop" not in {s.agent for s in two.steps if s.kind.value == "llm"}
+
+
+def test_an_agent_that_made_calls_adopts_none() -> None:
+    own = asking_chat(5, "c5", "lookup_album", parent=3, album=1)
+    own = own._replace(start_unix_nano=1_500, end_unix_nano=1_600)
+    trajectory = detached_run(idle_agent(3, 1_000, 80_000), own, detached_chat(10, 2_000))
+    assert [s.agent for s in trajectory.steps if s.kind.value == "llm"][-1] != "shop"
+
+
+def test_a_call_inside_another_call_stays_with_it() -> None:
+    """A model call below a tool (an agent-as-tool's) is that tool's, not the agent's."""
+    tool = genai_tool(6, "ask_expert", "{}", call_id="t1", parent=1)
+    tool = tool._replace(start_unix_nano=600, end_unix_nano=3_000)
+    inner = detached_chat(7, 2_000)._replace(parent_span_id=tool.span_id)
+    trajectory = detached_run(idle_agent(3, 1_000, 80_000), tool, inner, detached_chat(10, 4_000))
+    assert next(s.agent for s in trajectory.steps if s.kind.value == "llm") != "shop"
