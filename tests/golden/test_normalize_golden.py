@@ -203,6 +203,7 @@ CAPTURED = {
     "langgraph-agentops",
     "llamaindex-langtrace",
     "mastra-arize",
+    "autogen-agentchat-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
