@@ -207,6 +207,7 @@ CAPTURED = {
     "crewai-laminar",
     "agno-traceai",
     "opencode-cli-otel",
+    "autogen-agentchat-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
