@@ -228,6 +228,8 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer], role: st
         answers.append(Answer(_id(part.get("tool_use_id")), result))
     elif kind == "ToolCallResult":
         answers.append(_repr_answer(part))
+    elif kind is None and "call_id" in part and "content" in part:  # (AutoGen's results)
+        answers.append(_flagged_answer(part))
     else:  # Gemini's parts, in the REST spelling or the Python SDK's dump (snake_case)
         _gemini_part(part, calls, answers)
 
@@ -263,6 +265,16 @@ def _part_answer(part: dict[str, Any]) -> Answer:
     if isinstance(outcome, str) and outcome in _FAILED_OUTCOMES and result.error is None:
         result = result._replace(error=_text(result.value) or "error")
     return Answer(_id(part.get("tool_call_id")), result)
+
+
+def _flagged_answer(part: dict[str, Any]) -> Answer:
+    """An item naming its call by ``call_id`` beside the content the tool returned, an
+    error flag raised when it failed (AutoGen's ``FunctionExecutionResult``: ``content``,
+    ``name``, ``call_id``, ``is_error``)."""
+    result = _result(part.get("content"))
+    if part.get("is_error") is True and result.error is None:
+        result = result._replace(error=_text(result.value) or "error")
+    return Answer(_id(part.get("call_id")), result)
 
 
 def _repr_answer(part: dict[str, Any]) -> Answer:

@@ -57,8 +57,15 @@ def role_of(message: Any) -> str | None:
         return _LC_CLASS_ROLES.get(str(ident[-1]))
     kind = message.get("type")
     if isinstance(kind, str):
-        return kind.lower()
+        kind = kind.lower()
+        # (a message typed ``<Role>Message``, AutoGen's: ``UserMessage``, ``AssistantMessage``)
+        stem = kind[: -len(_MESSAGE_TYPE)] if kind.endswith(_MESSAGE_TYPE) else ""
+        return stem if stem in _TYPED_ROLES else kind
     return _side_of(message) if "kind" in message else None
+
+
+_MESSAGE_TYPE: Final = "message"
+_TYPED_ROLES: Final = frozenset({"system", "user", "human", "assistant", "ai", "tool"})
 
 
 def _side_of(message: dict[str, Any]) -> str | None:
@@ -317,16 +324,28 @@ def content_tool_calls(content: Any) -> list[RequestedCall]:
     """Calls written where a reply's text goes: a ``content`` list whose every item is a
     Chat Completions ``tool_calls`` item (``{"id", "type": "function", "function":
     {"name", "arguments"}}``: an instrumentation that copied the reply's calls into its
-    content, Langtrace's). One item that is not (a text part) and none is read: a reply
-    with text is never taken for calls."""
+    content, Langtrace's) or a call written flat, an id, a name and the arguments only
+    (AutoGen's ``FunctionCall``). One item that is neither (a text part) and none is
+    read: a reply with text is never taken for calls."""
     calls: list[RequestedCall] = []
     for item in content if isinstance(content, list) else ():
-        function = item.get("function") if isinstance(item, dict) else None
-        made = openai_tool_call(item) if isinstance(function, dict) else None
+        if not isinstance(item, dict):
+            return []
+        function = item.get("function")
+        if isinstance(function, dict):
+            made = openai_tool_call(item)
+        elif item.keys() <= _FLAT_CALL_KEYS and isinstance(item.get("id"), str):
+            made = requested(item["id"], item.get("name"), item.get("arguments"))
+        else:
+            made = None
         if made is None:
             return []
         calls.append(made)
     return calls
+
+
+# A call written flat, as AutoGen's ``FunctionCall`` (``{"id", "name", "arguments"}``).
+_FLAT_CALL_KEYS: Final = frozenset({"id", "name", "arguments", "type"})
 
 
 def block_calls(blocks: Any) -> list[RequestedCall]:

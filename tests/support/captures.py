@@ -323,19 +323,13 @@ NOT_READ = {
     " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
     " call ids, parallel pair, the refused refund, input, answer, agent and session read"
     " right",
-    "autogen-agentchat-mlflow": "MLflow's AutoGen autolog records no tool span (it patches"
-    " the agents' run/on_messages and the model client's create only): a call is only the"
-    " model span's output, AutoGen's CreateResult {finish_reason: 'function_calls',"
-    " content: [{id, arguments, name}]}, and the next request's messages, AutoGen's own"
-    " dumps with no role key (type UserMessage / AssistantMessage with that content list /"
-    " FunctionExecutionResultMessage [{content, name, call_id, is_error}]): no requested"
-    " call is read (no tool_calls list, the content items are no Chat Completions items)"
-    " and no history message has a known role, so nothing is rebuilt and every run reads"
-    " as no tool call at all, with no gap saying so (the refused refund only is_error: true"
-    " beside its text); the input is not read (the root's {task: ...}, the requests' user"
-    " message typed UserMessage / source 'user', no role); the agent reads as the root's"
-    " span name, music_store_support.run (the name is only that prefix and the source of"
-    " the agent's messages). Answer, model steps, tokens and run-failed read right",
+    "autogen-agentchat-mlflow": "the agent reads as the root's span name,"
+    " music_store_support.run: MLflow's AutoGen autolog records no agent key, the name is"
+    " only that span name's prefix (<object>.<method>) and the source of the agent's"
+    " messages in the requests (AutoGen's own dumps); calls, ids, arguments, results, the"
+    " refused refund (is_error beside its text), the parallel pair, input, answer and"
+    " model steps read right since rules 86 (flat call items) and 94 (messages typed"
+    " <Role>Message, results naming their call by call_id)",
 }
 
 

@@ -30,6 +30,7 @@ from collector.normalize.messages import (
     USER_ROLES,
     RequestedCall,
     block_calls,
+    content_tool_calls,
     first_choice,
     last_text,
     message_list,
@@ -157,6 +158,8 @@ def requested_calls(span: Span) -> list[RequestedCall] | None:
     found = openai_tool_calls(_tool_call_items(reply, 0))
     if not found and isinstance(reply, dict):
         found = block_calls(reply.get("blocks"))  # (LlamaIndex: the call only as a block)
+        if not found:  # (AutoGen's ``CreateResult``: the calls as its content)
+            found = content_tool_calls(reply.get("content"))
         if not found and role_of(reply) in ASSISTANT_ROLES:
             found = block_calls(reply.get("parts"))  # (pydantic-ai's response: call parts)
     return found

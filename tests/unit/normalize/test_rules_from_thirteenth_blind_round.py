@@ -11,6 +11,8 @@ from support.span_kit import genai_agent, genai_tool, run, span
 
 from collector.core.records import Span, StatusCode
 from collector.normalize.conventions import openinference
+from collector.normalize.history import message_of
+from collector.normalize.messages import content_tool_calls, role_of
 from collector.normalize.results import parse_result
 
 ASK = {"role": "user", "content": "Refund track 3 of invoice 9."}
@@ -304,3 +306,26 @@ def test_a_call_inside_another_call_stays_with_it() -> None:
     inner = detached_chat(7, 2_000)._replace(parent_span_id=tool.span_id)
     trajectory = detached_run(idle_agent(3, 1_000, 80_000), tool, inner, detached_chat(10, 4_000))
     assert next(s.agent for s in trajectory.steps if s.kind.value == "llm") != "shop"
+
+
+def test_messages_typed_by_role_calls_written_flat_and_results_by_call_id() -> None:
+    """Rule 94: AutoGen's own message dumps (no ``role``): ``UserMessage``,
+    ``AssistantMessage`` holding ``FunctionCall`` items, ``FunctionExecutionResult`` items
+    naming their call by ``call_id``, an error flag raised when the tool failed."""
+    assert role_of({"type": "UserMessage", "content": "hi"}) == "user"
+    assert role_of({"type": "AssistantMessage"}) == "assistant"
+    assert role_of({"type": "TextMessage"}) == "textmessage"  # (no role named)
+    flat = {"id": "c1", "name": "refund", "arguments": '{"invoice": 9}'}
+    asked = {"type": "AssistantMessage", "source": "shop", "content": [flat]}
+    [call] = message_of(asked).calls
+    assert (call.call_id, call.name, call.args) == ("c1", "refund", {"invoice": 9})
+    results = {"type": "FunctionExecutionResultMessage", "content": [
+        {"content": "RefundWindowExpired: too old", "name": "refund", "call_id": "c1",
+         "is_error": True},
+        {"content": '{"ok": 1}', "name": "lookup", "call_id": "c2", "is_error": False},
+    ]}  # fmt: skip
+    failed, done = message_of(results).answers
+    assert (failed.call_id, failed.result.error) == ("c1", "RefundWindowExpired: too old")
+    assert (done.call_id, done.result.value, done.result.error) == ("c2", {"ok": 1}, None)
+    # an item with more than an id, a name and the arguments is no flat call
+    assert content_tool_calls([{"id": "c1", "name": "x", "arguments": "{}", "text": "t"}]) == []
