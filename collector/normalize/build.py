@@ -103,7 +103,7 @@ class RunBuilder:
         self.work: dict[int, int] = {}  # ``_work`` memo
         self.runners: list[int] = []  # named agents that only run the agent root (rule 63)
         self.agent_root = find_agent_root(tree, self.roles, self._work, mappings, self.runners)
-        names = run_agents(tree, self.roles, self.agent_root, mappings)
+        names = run_agents(tree, self.roles, self.agent_root, mappings, self.named)
         self.agent = names[0] if names else None
         self.agents: dict[str, None] = dict.fromkeys(names)
         self.items: list[tuple[SortKey, Item]] = []

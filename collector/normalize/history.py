@@ -106,6 +106,23 @@ def _transcript(value: Any) -> list[Message]:
     return found
 
 
+def reply_authors(span: Span) -> set[str]:
+    """Who the assistant messages of a model call's recorded request say wrote them
+    (``source``: AutoGen's dumps; ``name``: a chat message's participant name), from the
+    first source that records a message list."""
+    for raw in _sources(span):
+        items = message_list(raw)
+        if items:
+            authors = set()
+            for item in items[:_MAX_MESSAGES]:
+                if isinstance(item, dict) and role_of(item) in ASSISTANT_ROLES:
+                    author = item.get("source", item.get("name"))
+                    if isinstance(author, str) and author:
+                        authors.add(author)
+            return authors
+    return set()
+
+
 def _sources(span: Span) -> list[Any]:
     found: list[Any] = []
     attributes = span.attributes

@@ -29,9 +29,10 @@ from typing import Final
 
 from collector.normalize import conventions
 from collector.normalize.handoffs import slug
+from collector.normalize.history import reply_authors
 from collector.normalize.mappings import Mappings
-from collector.normalize.roles import Role
-from collector.normalize.steps import agent_name
+from collector.normalize.roles import AGENTIC, Role
+from collector.normalize.steps import agent_name, recorded_agent_name
 from collector.normalize.tree import SpanTree, role_below
 
 NAME: Final = "name"
@@ -49,7 +50,46 @@ def confirmed_agents(
     mapped = mappings.agent_name if mappings is not None else None
     found = _named_by_children(tree, roles, mapped, mappings) if mapped else {}
     found.update(_named_by_hand_over(tree, roles))
+    found.update(_named_by_replies(tree, roles, mappings, found))
     return found
+
+
+def _named_by_replies(
+    tree: SpanTree, roles: list[Role], mappings: Mappings | None, named: dict[int, str]
+) -> dict[int, str]:
+    """Rule 95: an agent span that records no name is the agent its earlier replies say
+    wrote them: the one author (``history.reply_authors``) of the assistant messages in
+    the request of the last model call below it, through plumbing and agent spans that
+    name no agent either (MLflow's AutoGen autolog: ``<agent>.run`` around
+    ``<agent>.on_messages``, the messages' ``source``). None or several authors (a group
+    chat's participants): no name."""
+    found: dict[int, str] = {}
+    for i, role in enumerate(roles):
+        if (
+            role is Role.AGENT
+            and i not in named
+            and not recorded_agent_name(tree.spans[i], mappings)
+        ):
+            last = _last_model_call(tree, roles, i, mappings)
+            authors = reply_authors(tree.spans[last]) if last >= 0 else set()
+            if len(authors) == 1:
+                found[i] = authors.pop()
+    return found
+
+
+def _last_model_call(tree: SpanTree, roles: list[Role], top: int, mappings: Mappings | None) -> int:
+    """The model call below ``top`` that ended last, not inside an agent that names
+    itself (a sub-agent's calls are its own); -1 when there is none."""
+    last, stack = -1, list(tree.children(top))
+    while stack:
+        i = stack.pop()
+        span = tree.spans[i]
+        if roles[i] is Role.LLM:
+            if last < 0 or span.end_unix_nano >= tree.spans[last].end_unix_nano:
+                last = i
+        elif not (roles[i] in AGENTIC and recorded_agent_name(span, mappings)):
+            stack.extend(tree.children(i))
+    return last
 
 
 def _named_by_children(

@@ -45,11 +45,16 @@ def run_agents(
     roles: list[Role],
     agent_root: int,
     mappings: Mappings | None,
+    named: dict[int, str] | None = None,
 ) -> tuple[str, ...]:
     """The run's agent (module docstring), then, when the run is named after the agent
     it enters, the workflow's own name (a spec that selects the run by it still does);
-    empty when nothing names the run."""
+    empty when nothing names the run. ``named``: the agents the trace's evidence names
+    (``named_agents.confirmed_agents``), asked before a span's name."""
     span, role = tree.spans[agent_root], roles[agent_root]
+    confirmed = named.get(agent_root) if named else None
+    if confirmed is not None and recorded_agent_name(span, mappings) is None:
+        return (confirmed,)
     if recorded_agent_name(span, mappings) is None:
         if role is Role.WORKFLOW or role is Role.OTHER:
             entry = _first_agent(tree, roles, agent_root, mappings)

@@ -323,13 +323,6 @@ NOT_READ = {
     " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
     " call ids, parallel pair, the refused refund, input, answer, agent and session read"
     " right",
-    "autogen-agentchat-mlflow": "the agent reads as the root's span name,"
-    " music_store_support.run: MLflow's AutoGen autolog records no agent key, the name is"
-    " only that span name's prefix (<object>.<method>) and the source of the agent's"
-    " messages in the requests (AutoGen's own dumps); calls, ids, arguments, results, the"
-    " refused refund (is_error beside its text), the parallel pair, input, answer and"
-    " model steps read right since rules 86 (flat call items) and 94 (messages typed"
-    " <Role>Message, results naming their call by call_id)",
 }
 
 

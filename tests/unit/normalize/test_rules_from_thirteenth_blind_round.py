@@ -329,3 +329,26 @@ def test_messages_typed_by_role_calls_written_flat_and_results_by_call_id() -> N
     assert (done.call_id, done.result.value, done.result.error) == ("c2", {"ok": 1}, None)
     # an item with more than an id, a name and the arguments is no flat call
     assert content_tool_calls([{"id": "c1", "name": "x", "arguments": "{}", "text": "t"}]) == []
+
+
+def mlflow_span(n: int, name: str, kind: str, parent: int, **attributes: Any) -> Span:
+    return span(n, name, {"mlflow.spanType": json.dumps(kind), **attributes}, parent=parent)
+
+
+def replies_by(*authors: str) -> Span:
+    """A model call whose request holds earlier replies written by ``authors``."""
+    sent = [{"type": "UserMessage", "source": "user", "content": "Refund track 3."}]
+    sent += [{"type": "AssistantMessage", "source": who, "content": "..."} for who in authors]
+    inputs = json.dumps({"messages": sent})
+    return mlflow_span(3, "Client.create", "CHAT_MODEL", 2, **{"mlflow.spanInputs": inputs})
+
+
+def test_an_agent_span_naming_no_agent_is_the_author_of_its_replies() -> None:
+    """Rule 95: ``<agent>.run`` around ``<agent>.on_messages``, the messages' ``source``."""
+    outer = mlflow_span(1, "shop.run", "AGENT", 0)
+    inner = mlflow_span(2, "shop.on_messages", "AGENT", 1)
+    trajectory = run(outer, inner, replies_by("shop", "shop"))
+    assert (trajectory.agent, trajectory.agents) == ("shop", ("shop",))
+    # two authors (a group chat) or none: the span's name, as before
+    assert run(outer, inner, replies_by("shop", "critic")).agent == "shop.run"
+    assert run(outer, inner, replies_by()).agent == "shop.run"
