@@ -71,6 +71,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "camel-ai-agentops",
         "crewai-agentops",
         "langgraph-agentops",
+        "dspy-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -90,6 +91,8 @@ UNSELECTABLE = frozenset(
         "llamaindex-traceai",
         "haystack-traceai",
         "camel-ai-agentops",
+        # traceAI's DSPy instrumentation: no service, and a DSPy module has no name
+        "dspy-traceai",
     }
 )
 # Captures whose agent or session the instrumentation records only under keys of its own
