@@ -208,6 +208,7 @@ CAPTURED = {
     "agno-traceai",
     "opencode-cli-otel",
     "autogen-agentchat-mlflow",
+    "dspy-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -289,6 +290,9 @@ AGENT_NAME_NOT_RECORDED = {
     # Codex CLI's own telemetry: no agent name (``agent_name`` on its tool records is its
     # agent path ``/root``); the name is only in the developer instructions, not exported
     "codex-cli-otel",
+    # traceAI's DSPy instrumentation: a DSPy module has no name; the run span is named after
+    # the class (``ReAct.forward``, a CHAIN), as with OpenInference
+    "dspy-traceai",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
@@ -359,6 +363,8 @@ CALL_IDS_NOT_RECORDED = {
     # {"tool.name", "tool.args"} objects in gen_ai.output, and the request messages (with the
     # tool messages' ids) only on the first model span of a run
     "any-agent-tinyagent",
+    # DSPy's ReAct (the model writes its calls as ChatAdapter text) traced by traceAI
+    "dspy-traceai",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.

@@ -78,6 +78,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "agno-traceai",
         # opencode builds its resource in code with serviceName "opencode"
         "opencode-cli-otel",
+        "dspy-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -97,6 +98,8 @@ UNSELECTABLE = frozenset(
         "llamaindex-traceai",
         "haystack-traceai",
         "camel-ai-agentops",
+        # traceAI's DSPy instrumentation: no service, and a DSPy module has no name
+        "dspy-traceai",
     }
 )
 # Captures whose agent or session the instrumentation records only under keys of its own
