@@ -45,7 +45,8 @@ _KINDS: Final = frozenset(
      "EVALUATOR", "PROMPT", "UNKNOWN"}
 )  # fmt: skip
 TOOL_NAME: Final = "tool.name"
-TOOL_IDS: Final = ("tool.id", "tool_call.id")  # in the spec; no instrumentor we ran emits them
+# In the spec; no instrumentor we ran emits them. (Typed: mypyc reads it in an import cycle.)
+TOOL_IDS: Final[tuple[str, ...]] = ("tool.id", "tool_call.id")
 TOOL_PARAMETERS: Final = "tool.parameters"  # JSON schema of the tool (single-parameter binding)
 # The same under a GenAI name (traceAI writes OpenInference's vocabulary so: rule 69).
 GENAI_TOOL_PARAMETERS: Final = "gen_ai.tool.parameters"
