@@ -209,6 +209,7 @@ CAPTURED = {
     "opencode-cli-otel",
     "autogen-agentchat-mlflow",
     "dspy-traceai",
+    "ag2-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -365,6 +366,9 @@ CALL_IDS_NOT_RECORDED = {
     "any-agent-tinyagent",
     # DSPy's ReAct (the model writes its calls as ChatAdapter text) traced by traceAI
     "dspy-traceai",
+    # AgentOps' AG2 instrumentation: the model's replies with calls are not recorded (no
+    # gen_ai.completion.* on those model spans) and the tool spans carry no call id
+    "ag2-agentops",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.
