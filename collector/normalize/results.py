@@ -158,6 +158,9 @@ def result_of(obj: Any) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
+    if _is_function_message(obj):  # (its content read as a result attribute is)
+        content = obj["content"]
+        return parse_result(content, inner=True) if isinstance(content, str) else result_of(content)
     if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
     if isinstance(obj, dict) and _is_content_record(obj):
@@ -322,6 +325,21 @@ def _tool_message_fields(obj: Any) -> dict[str, Any] | None:
         return None
     call_id = obj.get("tool_call_id")
     return obj if isinstance(call_id, str) and call_id else None
+
+
+def _is_function_message(obj: Any) -> bool:
+    """A legacy OpenAI ``function`` message: role ``function``, the function's name and
+    what it returned, nothing else (AgentOps' AG2 tool spans record the reply so)."""
+    return (
+        isinstance(obj, dict)
+        and obj.get("role") == "function"
+        and isinstance(obj.get("name"), str)
+        and "content" in obj
+        and obj.keys() <= _FUNCTION_MESSAGE_KEYS
+    )
+
+
+_FUNCTION_MESSAGE_KEYS: Final = frozenset({"role", "name", "content"})
 
 
 def _from_tool_message(fields: dict[str, Any]) -> ToolResult:

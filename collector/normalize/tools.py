@@ -119,9 +119,11 @@ class ToolDraft:
             name, call_id = _quoted_identity(span, name, call_id)
         raw_args = first(attributes, ARGUMENT_KEYS)
         raw_result = first(attributes, RESULT_KEYS)
-        # AgentOps' Agno tool spans: the arguments in ``tool.parameters`` (read only there)
+        # AgentOps' Agno / AG2 tool spans: the arguments in ``tool.parameters`` or the call's
+        # entry in a request's tool list, the tool's name there too (``called_tool``)
         marked = agentops.SPAN_KIND in attributes
         raw_args = agentops.tool_arguments(span) if raw_args is None and marked else raw_args
+        name = agentops.called_tool(span, text(name)) if marked else name
         if mappings is not None:
             name = _mapped(attributes, mappings.tool_name, name)
             call_id = _mapped(attributes, mappings.tool_call_id, call_id)

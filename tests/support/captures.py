@@ -327,20 +327,6 @@ NOT_READ = {
     " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
     " call ids, parallel pair, the refused refund, input, answer, agent and session read"
     " right",
-    "ag2-agentops": "AgentOps' AG2 instrumentation names every executed call's span"
-    " tool.name 'function' (AG2's tool type, the span ag2.tool.function.tool_usage): each"
-    " call reads as a tool 'function'. The tool's name is only gen_ai.request.tools.0.name"
-    " on that span (beside gen_ai.request.tools.0.arguments, the call's arguments as a"
-    " JSON string holding JSON text, not read: gap tool_args) and the name of the"
-    " function-role message tool.result holds ({name, role: 'function', content: <the"
-    " returned dict's Python repr>}), read whole as the result, not unwrapped; the refused"
-    " refund is tool.status 'error' (span status OK) with the content 'Error:"
-    " RefundWindowExpired: ...' inside that envelope, read as no error. The model spans"
-    " record the text messages only (gen_ai.prompt.N: system, user, text answers), no"
-    " reply with calls (gen_ai.completion.* on the final answer only), so no call id"
-    " anywhere."
-    " Model steps, input, answer, agent, order and session (trace.metadata.session_id)"
-    " read right",
 }
 
 

@@ -44,6 +44,13 @@ TOOL_ERROR: Final = "tool.error"
 AGENT_INPUT: Final = "agent.input"
 AGENT_OUTPUT: Final = "agent.output"
 SESSION_KEYS: Final[tuple[str, ...]] = session_keys("trace.metadata.")
+# Its AG2 integration's tool spans: the executed call as the one entry of a request's
+# tool list (``gen_ai.request.tools.0.name`` / ``.arguments``, the arguments' JSON text
+# written as a JSON string), beside ``tool.name`` holding the tool's kind (``function``).
+CALL_NAME: Final = "gen_ai.request.tools.0.name"
+CALL_ARGUMENTS: Final = "gen_ai.request.tools.0.arguments"
+_SECOND_ENTRY: Final = "gen_ai.request.tools.1.name"
+_KIND_WORDS: Final = frozenset({"function", "tool", "tool_call", "function_call"})
 
 KEYS: Final[tuple[str, ...]] = (
     SPAN_KIND,
@@ -55,6 +62,9 @@ KEYS: Final[tuple[str, ...]] = (
     TOOL_ERROR,
     AGENT_INPUT,
     AGENT_OUTPUT,
+    CALL_NAME,
+    CALL_ARGUMENTS,
+    _SECOND_ENTRY,
     *SESSION_KEYS,
 )
 PREFIXES: Final[tuple[str, ...]] = ()
@@ -104,12 +114,36 @@ def tool_name(span: Span) -> str | None:
 def tool_arguments(span: Span) -> AttrValue:
     """A tool span's ``tool.parameters`` when it holds the call's arguments, not a schema
     (OpenInference's meaning of the key): a JSON object that is no schema
-    (``_schema_like``)."""
+    (``_schema_like``); else the arguments of its executed call entry (``call_entry``)."""
     if classify(span) is not Role.TOOL:
         return None
     raw = span.attributes.get(TOOL_PARAMETERS)
     parsed = parse_json(raw) if isinstance(raw, str) else INVALID
-    return raw if isinstance(parsed, dict) and not _schema_like(parsed) else None
+    if isinstance(parsed, dict) and not _schema_like(parsed):
+        return raw
+    entry = call_entry(span)
+    return None if entry is None else entry[1]
+
+
+def call_entry(span: Span) -> tuple[str, str] | None:
+    """``(name, arguments' JSON text)`` of the executed call a tool span records as the
+    one entry of a request's tool list, with its arguments (a definition has a schema,
+    not arguments); the JSON string around the arguments' text is taken off."""
+    attributes = span.attributes
+    name, raw = text(attributes.get(CALL_NAME)), attributes.get(CALL_ARGUMENTS)
+    if not name or not isinstance(raw, str) or _SECOND_ENTRY in attributes:
+        return None
+    inner = parse_json(raw)
+    return name, inner if isinstance(inner, str) else raw
+
+
+def called_tool(span: Span, name: str | None) -> str | None:
+    """The tool a span ran: ``name``, unless it is only a tool kind's word (AG2's
+    ``tool.name: function``) and the span's executed call entry names the tool."""
+    if name is not None and name.strip().casefold() not in _KIND_WORDS:
+        return name
+    entry = call_entry(span) if classify(span) is Role.TOOL else None
+    return entry[0] if entry is not None else name
 
 
 _JSON_TYPES: Final = frozenset(

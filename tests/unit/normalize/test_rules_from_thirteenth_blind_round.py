@@ -352,3 +352,42 @@ def test_an_agent_span_naming_no_agent_is_the_author_of_its_replies() -> None:
     # two authors (a group chat) or none: the span's name, as before
     assert run(outer, inner, replies_by("shop", "critic")).agent == "shop.run"
     assert run(outer, inner, replies_by()).agent == "shop.run"
+
+
+def ag2_tool(n: int, **attributes: Any) -> Span:
+    """AgentOps' AG2 tool span: the tool's kind as its name, the executed call as the one
+    entry of a request's tool list (arguments JSON text in a JSON string), the reply as
+    a legacy ``function`` message."""
+    base = {"agentops.span.kind": "tool", "tool.name": "function",
+            "gen_ai.request.tools.0.name": "refund",
+            "gen_ai.request.tools.0.arguments": json.dumps(json.dumps({"invoice": 9})),
+            "tool.result": json.dumps({"name": "refund", "role": "function",
+                                       "content": "{'refund_id': 'RF-9'}"})}  # fmt: skip
+    return span(n, "ag2.tool.function.tool_usage", {**base, **attributes}, parent=1)
+
+
+def test_a_tool_span_naming_its_kind_runs_its_call_entry() -> None:
+    """Rule 96: ``tool.name: function`` is the kind; the entry names the call."""
+    [step] = run(genai_agent(), ag2_tool(2)).tool_calls
+    assert (step.name, step.args, step.result) == ("refund", {"invoice": 9}, {"refund_id": "RF-9"})
+    # two entries are a list of definitions, not the call: nothing is taken from them
+    two = ag2_tool(2, **{"gen_ai.request.tools.1.name": "lookup"})
+    [step] = run(genai_agent(), two).tool_calls
+    assert (step.name, step.args) == ("function", None)
+    # a real name is kept
+    named = ag2_tool(2, **{"tool.name": "refund_v2"})
+    assert [s.name for s in run(genai_agent(), named).tool_calls] == ["refund_v2"]
+
+
+def test_a_function_message_is_what_the_function_returned() -> None:
+    """Rule 97: ``{"role": "function", "name", "content"}`` unwraps to its content, read
+    as a result (a Python repr, an error opening)."""
+    failed = json.dumps({"name": "refund", "role": "function",
+                         "content": "Error: RefundWindowExpired: too old"})  # fmt: skip
+    found = parse_result(failed)
+    assert found.error is not None and "RefundWindowExpired" in found.error
+    assert parse_result(json.dumps({"role": "function", "name": "f", "content": "[1]"})).value == [
+        1
+    ]
+    extra = {"role": "function", "name": "f", "content": "x", "id": "m1"}
+    assert parse_result(json.dumps(extra)).value == extra  # (another field: not that message)
