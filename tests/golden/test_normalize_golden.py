@@ -210,6 +210,7 @@ CAPTURED = {
     "autogen-agentchat-mlflow",
     "dspy-traceai",
     "ag2-agentops",
+    "llamaindex-laminar",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -294,6 +295,11 @@ AGENT_NAME_NOT_RECORDED = {
     # traceAI's DSPy instrumentation: a DSPy module has no name; the run span is named after
     # the class (``ReAct.forward``, a CHAIN), as with OpenInference
     "dspy-traceai",
+    # Laminar over OpenLLMetry's LlamaIndex instrumentation: spans named after the class and
+    # method (``FunctionAgent.workflow``, ``BaseWorkflowAgent.task``), as llamaindex-traceloop;
+    # the name is only ``current_agent_name`` inside the steps' traceloop.entity.output JSON
+    # (and in the application's handle_turn lmnr.span.input, its serialized arguments)
+    "llamaindex-laminar",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).

@@ -62,6 +62,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "langgraph-laminar",
         "openai-client-laminar",
         "crewai-laminar",
+        "llamaindex-laminar",
         "openai-agents-traceai",
         "openai-agents-agentops",
         "langgraph-traceai",
@@ -101,6 +102,8 @@ UNSELECTABLE = frozenset(
         "camel-ai-agentops",
         # traceAI's DSPy instrumentation: no service, and a DSPy module has no name
         "dspy-traceai",
+        # Laminar over LlamaIndex: service fixed by Laminar, no agent name (class-named spans)
+        "llamaindex-laminar",
     }
 )
 # Captures whose agent or session the instrumentation records only under keys of its own
@@ -122,6 +125,7 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
         "session_id": "lmnr.association.properties.session_id",
     },
     "crewai-laminar": {"session_id": "lmnr.association.properties.session_id"},
+    "llamaindex-laminar": {"session_id": "lmnr.association.properties.session_id"},
     # Langtrace's "custom span naming" (its only way to name a DSPy program): the name is
     # appended to every span's name and written as ``langtrace.span.name`` on each span
     "dspy-langtrace": {"agent_name": "langtrace.span.name"},
