@@ -209,6 +209,7 @@ CAPTURED = {
     "opencode-cli-otel",
     "autogen-agentchat-mlflow",
     "dspy-traceai",
+    "strands-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
