@@ -211,6 +211,7 @@ CAPTURED = {
     "dspy-traceai",
     "ag2-agentops",
     "llamaindex-laminar",
+    "strands-mlflow",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

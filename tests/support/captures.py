@@ -43,6 +43,9 @@ SESSION_NOT_RECORDED = frozenset(
         # smolagents has no session id (memory is ``run(reset=False)``), and OpenLIT's
         # smolagents instrumentor records no conversation id
         "smolagents-openlit",
+        # MLflow's Strands autolog: the same MLflow trace metadata; the spans are Strands' own,
+        # which carry a session only when the agent is given trace_attributes (not done here)
+        "strands-mlflow",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
