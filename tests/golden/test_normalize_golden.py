@@ -212,6 +212,7 @@ CAPTURED = {
     "ag2-agentops",
     "llamaindex-laminar",
     "strands-mlflow",
+    "pydantic-ai-traceai",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -376,6 +377,8 @@ CALL_IDS_NOT_RECORDED = {
     # AgentOps' AG2 instrumentation: the model's replies with calls are not recorded (no
     # gen_ai.completion.* on those model spans) and the tool spans carry no call id
     "ag2-agentops",
+    # traceAI's pydantic-ai instrumentation: one span per Agent.run, no model or tool span
+    "pydantic-ai-traceai",
 }
 # Scenarios whose instrumentation lost a call's id and request: OpenLIT records only the
 # last of several tool calls of one Responses-API reply, and tool spans without ids.
@@ -396,6 +399,8 @@ MODEL_CALLS_NOT_RECORDED = {
     # AgentOps' Agno instrumentation wraps Agent.arun and FunctionCall.execute only, and
     # takes its own OpenAI client instrumentation off beside an agentic library
     "agno-agentops",
+    # traceai-pydantic-ai 0.1.0 wraps Agent.run only: the run's token totals, no model span
+    "pydantic-ai-traceai",
 }
 # (NO_CONTENT_RECORDED, support.captures): the trajectory states the gaps instead of
 # arguments, results, input and answer (evaluators answer "not recorded", never a

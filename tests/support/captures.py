@@ -46,6 +46,10 @@ SESSION_NOT_RECORDED = frozenset(
         # MLflow's Strands autolog: the same MLflow trace metadata; the spans are Strands' own,
         # which carry a session only when the agent is given trace_attributes (not done here)
         "strands-mlflow",
+        # traceAI's pydantic-ai instrumentation starts its span on a plain OTel tracer:
+        # using_session's context attribute (copied only by FITracer) never reaches it, and
+        # pydantic-ai's conversation_id is not recorded
+        "pydantic-ai-traceai",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
@@ -84,6 +88,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "opencode-cli-otel",
         "dspy-traceai",
         "ag2-agentops",
+        "pydantic-ai-traceai",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
@@ -334,6 +339,16 @@ NOT_READ = {
     " so a turn reads as one model call where it made 2 to 5. Calls, arguments, results,"
     " call ids, parallel pair, the refused refund, input, answer, agent and session read"
     " right",
+    "pydantic-ai-traceai": "traceai-pydantic-ai 0.1.0 wraps Agent.run/run_sync/run_stream"
+    " only: a turn is one CLIENT span (pydantic_ai.agent.run) with no child and no"
+    " gen_ai.operation.name, holding the agent (pydantic_ai.agent.name), the input"
+    " (pydantic_ai.run.prompt), the answer (pydantic_ai.run.result), gen_ai.request.model and"
+    " the run's gen_ai.usage.* totals. No convention and no evidence rule knows it, so every"
+    " trace is skipped as no_agent_spans: agent, input and answer are recorded but not read"
+    " (a mapped agent_name does not help). No model or tool span, call id, argument, result,"
+    " parallel pair or the refused refund (run status OK) is recorded anywhere: the calls"
+    " are a gap, not a misread; no session (traceAI's using_session reaches only FITracer"
+    " spans, and pydantic-ai's conversation_id is not recorded)",
 }
 
 
