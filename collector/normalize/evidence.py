@@ -5,8 +5,10 @@ A framework's own tracer names its spans and attributes after itself (Haystack's
 keys live in the span name's own namespace (a dot-prefix of the span's name). A tool span
 carries a string ``<ns>.tool.name`` and its arguments under ``<ns>.tool.input`` (a JSON
 object), its result under ``<ns>.tool.output``; a failure is a true ``<ns>.tool.error``.
-A model call records its request under ``<ns>.llm.input`` and its reply under
-``<ns>.llm.output``, and is one only when the values show it: the request holds a message
+An agent's run records the agent under ``<ns>.agent.name`` and its request under
+``<ns>.run.prompt`` (its answer under ``<ns>.run.result``). A model call records its
+request under ``<ns>.llm.input`` and its reply under ``<ns>.llm.output``, and is one only
+when the values show it: the request holds a message
 list, the reply an assistant message (any message shape ``messages`` reads). No namespace
 is named: only the key's last two segments, a namespace the span's own name gives, and the
 values' shape. The request's last user text, the reply's text and the calls the reply
@@ -41,7 +43,20 @@ TOOL_OUTPUT: Final = ".tool.output"
 TOOL_ERROR: Final = ".tool.error"
 LLM_INPUT: Final = ".llm.input"
 LLM_OUTPUT: Final = ".llm.output"
-SUFFIXES: Final = (TOOL_NAME, TOOL_INPUT, TOOL_OUTPUT, TOOL_ERROR, LLM_INPUT, LLM_OUTPUT)
+AGENT_NAME: Final = ".agent.name"
+RUN_PROMPT: Final = ".run.prompt"
+RUN_RESULT: Final = ".run.result"
+SUFFIXES: Final = (
+    TOOL_NAME,
+    TOOL_INPUT,
+    TOOL_OUTPUT,
+    TOOL_ERROR,
+    LLM_INPUT,
+    LLM_OUTPUT,
+    AGENT_NAME,
+    RUN_PROMPT,
+    RUN_RESULT,
+)
 
 
 _MAX_SEGMENTS: Final = 8  # namespaces are short; a long dotted name is no namespace
@@ -77,9 +92,32 @@ def classify(span: Span) -> Role | None:
         return Role.TOOL
     request = json_object(_ending(span, LLM_INPUT, namespaces))
     if request is None or not has_role(request, None):
-        return None
+        return _agent_run(span, namespaces)
     reply = json_object(_ending(span, LLM_OUTPUT, namespaces))
     return Role.LLM if has_role(reply, ASSISTANT_ROLES) else None
+
+
+def _agent_run(span: Span, namespaces: list[str]) -> Role | None:
+    """``AGENT`` for an agent's run (rule 98): the agent's name under ``<ns>.agent.name``
+    and the request it was run with under ``<ns>.run.prompt``, both text (traceAI's
+    pydantic-ai spans, one per ``Agent.run``, nothing recorded below them: the run is
+    read, and the trajectory says its calls were not recorded)."""
+    name, prompt = _ending(span, AGENT_NAME, namespaces), _ending(span, RUN_PROMPT, namespaces)
+    return Role.AGENT if isinstance(name, str) and name and isinstance(prompt, str) else None
+
+
+def agent_name(span: Span) -> str | None:
+    """The agent an evidence-read run names (``_agent_run``)."""
+    found = _ending(span, AGENT_NAME)
+    return found if isinstance(found, str) and found and _ending(span, RUN_PROMPT) else None
+
+
+def run_input(span: Span) -> str | None:
+    return text(_ending(span, RUN_PROMPT)) if agent_name(span) else None
+
+
+def run_output(span: Span) -> str | None:
+    return text(_ending(span, RUN_RESULT)) if agent_name(span) else None
 
 
 def tool_parts(span: Span) -> tuple[str | None, Any, Any, str | None]:

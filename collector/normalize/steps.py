@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from collector.core.records import AttrValue, Span
-from collector.normalize import kinds
+from collector.normalize import evidence, kinds
 from collector.normalize.arguments import (
     Arguments,
     bind,
@@ -80,6 +80,8 @@ def recorded_agent_name(span: Span, mappings: Mappings | None) -> str | None:
         found = mlflow.agent_name(span)
     if found is None and voltagent.ENTITY_NAME in span.attributes:
         found = voltagent.agent_name(span)
+    if found is None and "." in span.name:  # (a run read by evidence: ``evidence``)
+        found = evidence.agent_name(span)
     return found
 
 

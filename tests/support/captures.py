@@ -340,15 +340,13 @@ NOT_READ = {
     " call ids, parallel pair, the refused refund, input, answer, agent and session read"
     " right",
     "pydantic-ai-traceai": "traceai-pydantic-ai 0.1.0 wraps Agent.run/run_sync/run_stream"
-    " only: a turn is one CLIENT span (pydantic_ai.agent.run) with no child and no"
-    " gen_ai.operation.name, holding the agent (pydantic_ai.agent.name), the input"
-    " (pydantic_ai.run.prompt), the answer (pydantic_ai.run.result), gen_ai.request.model and"
-    " the run's gen_ai.usage.* totals. No convention and no evidence rule knows it, so every"
-    " trace is skipped as no_agent_spans: agent, input and answer are recorded but not read"
-    " (a mapped agent_name does not help). No model or tool span, call id, argument, result,"
-    " parallel pair or the refused refund (run status OK) is recorded anywhere: the calls"
-    " are a gap, not a misread; no session (traceAI's using_session reaches only FITracer"
-    " spans, and pydantic-ai's conversation_id is not recorded)",
+    " only: a turn is one CLIENT span (pydantic_ai.agent.run) with no child, holding the"
+    " agent (pydantic_ai.agent.name), the input (pydantic_ai.run.prompt), the answer"
+    " (pydantic_ai.run.result) and the run's token totals. Since rule 98 the run is read"
+    " (agent, input, answer, not failed) with the gaps tool_calls and model_calls: no model"
+    " or tool span, call id, argument, result, parallel pair or the refused refund (run"
+    " status OK) is recorded anywhere, so every call label is a gap, not a misread; no"
+    " session (traceAI's using_session reaches only FITracer spans)",
 }
 
 

@@ -121,6 +121,7 @@ RUN_INPUT: Final[tuple[TextReader, ...]] = (
     mlflow.run_input,
     genkit.run_input,
     voltagent.run_input,
+    evidence.run_input,
 )
 # Run-level inputs asked only when no model call was recorded (then nothing gives the
 # request: AgentOps' Agno integration records no model span).
@@ -135,6 +136,7 @@ RUN_OUTPUT: Final[tuple[TextReader, ...]] = (
     genkit.run_output,
     langwatch.run_output,
     voltagent.run_output,
+    evidence.run_output,
 )
 # Run-level outputs that mean parsing the whole final state: used only without LLM spans.
 RUN_OUTPUT_FALLBACK: Final[tuple[TextReader, ...]] = (

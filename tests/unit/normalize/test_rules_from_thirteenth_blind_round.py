@@ -391,3 +391,22 @@ def test_a_function_message_is_what_the_function_returned() -> None:
     ]
     extra = {"role": "function", "name": "f", "content": "x", "id": "m1"}
     assert parse_result(json.dumps(extra)).value == extra  # (another field: not that message)
+
+
+def test_an_agent_run_recorded_by_its_namespace_alone_is_read_with_its_gaps() -> None:
+    """Rule 98: ``<ns>.agent.name`` and ``<ns>.run.prompt`` (and ``.run.result``) on a span
+    named in that namespace, nothing below it: the run, its calls stated as not recorded."""
+    attributes = {"acme.agent.name": "shop", "acme.run.prompt": "Refund track 3.",
+                  "acme.run.result": "Refunded."}  # fmt: skip
+    trajectory = run(span(1, "acme.agent.run", attributes))
+    assert trajectory.skip_reason is None
+    assert (trajectory.agent, trajectory.input, trajectory.output) == (
+        "shop",
+        "Refund track 3.",
+        "Refunded.",
+    )
+    assert {"tool_calls", "model_calls"} <= set(trajectory.gaps)
+    # a key outside the span name's namespace, or no request: no run
+    assert run(span(1, "other.run", attributes)).skip_reason is not None
+    no_prompt = {"acme.agent.name": "shop", "acme.run.result": "Refunded."}
+    assert run(span(1, "acme.agent.run", no_prompt)).skip_reason is not None
