@@ -12,13 +12,14 @@ from collector.normalize.attribute_keys import ATTRIBUTE_SELECTOR
 from collector.normalize.mappings import Mappings, ToolSpanRule
 from collector.normalize.runs import normalize, normalize_for, normalize_runs
 from collector.normalize.session_id import session_key
-from collector.normalize.turns import Run
+from collector.normalize.turns import Run, inherit_session
 
 __all__ = [
     "ATTRIBUTE_SELECTOR",
     "Mappings",
     "Run",
     "ToolSpanRule",
+    "inherit_session",
     "normalize",
     "normalize_for",
     "normalize_runs",

@@ -11,8 +11,9 @@ The trace still says whose the calls are, by time and by model. When exactly one
 names an agent, that agent has no model or tool call below it, and calls outside every
 agent lie wholly within its time (and request the model it names, when both record
 one), those calls are taken as the agent's children. Calls that start before the agent
-or end after it stay where they are (a router's or a pre-processor's own call); a run
-with two named agents is left as it is, whatever the times say.
+or end after it stay where they are (a router's or a pre-processor's own call), and so
+does a call above the agent (a clock too coarse to order them would make a cycle); a
+run with two named agents is left as it is, whatever the times say.
 """
 
 from __future__ import annotations
@@ -41,16 +42,28 @@ def adopt_detached_calls(tree: SpanTree, roles: list[Role], mappings: Mappings |
         return
     agent = spans[named[0]]
     model = first(agent.attributes, MODEL_KEYS)
-    for i, role in enumerate(roles):
-        span = spans[i]
-        if (
-            role in LEAF_ROLES
-            and agent.start_unix_nano <= span.start_unix_nano
-            and span.end_unix_nano <= agent.end_unix_nano
-            and _same_model(model, first(span.attributes, MODEL_KEYS))
-            and not _below_agentic(tree, roles, i)
-        ):
-            tree.adopt(i, named[0])
+    above = _ancestors(tree, named[0])  # (never adopted: a parent cycle)
+    adopted = [
+        i
+        for i, role in enumerate(roles)
+        if role in LEAF_ROLES
+        and i not in above
+        and agent.start_unix_nano <= spans[i].start_unix_nano
+        and spans[i].end_unix_nano <= agent.end_unix_nano
+        and _same_model(model, first(spans[i].attributes, MODEL_KEYS))
+        and not _below_agentic(tree, roles, i)
+    ]
+    if adopted:
+        tree.adopt(adopted, named[0])
+
+
+def _ancestors(tree: SpanTree, i: int) -> set[int]:
+    found: set[int] = set()
+    up = tree.parent[i]
+    while up >= 0 and up not in found:
+        found.add(up)
+        up = tree.parent[up]
+    return found
 
 
 def _same_model(agent_model: object, call_model: object) -> bool:

@@ -106,6 +106,18 @@ def _transcript(value: Any) -> list[Message]:
     return found
 
 
+def input_message_items(span: Span) -> list[dict[str, Any]]:
+    """The message dicts of a model call's recorded request, as ``input_messages`` reads
+    them (the first source that records a message list), unreduced."""
+    for raw in _sources(span):
+        items = [
+            item for item in (message_list(raw) or ())[:_MAX_MESSAGES] if isinstance(item, dict)
+        ]
+        if items:
+            return items
+    return []
+
+
 def reply_authors(span: Span) -> set[str]:
     """Who the assistant messages of a model call's recorded request say wrote them
     (``source``: AutoGen's dumps; ``name``: a chat message's participant name), from the

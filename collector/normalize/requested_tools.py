@@ -14,7 +14,8 @@ tool's execution, ``execute_tool <tool>``, when a model call that ended before i
 started requested a call of that tool, and nothing runs below it: an instrumentation
 that writes a tool span's attributes only once the tool returned (OpenLIT's smolagents
 spans) leaves a failed call with its name and its error only. The step takes the
-requested call's arguments and id (``join``), and its error from the span's status.
+requested call's arguments and id (``join``), and its error from the span's status. A
+request that a tool span already ran is not run a second time by such a span.
 
 The model calls' requests are parsed only when some plumbing span records a JSON
 object as its input, and then once: the builder reuses them (``requested``).
@@ -29,6 +30,7 @@ from collector.core.records import StatusCode
 from collector.normalize import conventions
 from collector.normalize.messages import RequestedCall
 from collector.normalize.roles import Role
+from collector.normalize.tools import NAME_KEYS as TOOL_NAME_KEYS
 from collector.normalize.tree import SpanTree, role_below
 from collector.normalize.values import first, json_object
 
@@ -76,11 +78,21 @@ def confirmed_tools(tree: SpanTree, roles: list[Role], argument_keys: Sequence[s
             roles[i] = Role.TOOL
     for i, tool in failed:
         start = tree.spans[i].start_unix_nano
-        if any(name == tool and end <= start for end, name, _ in requests) and not role_below(
+        asked = sum(name == tool and end <= start for end, name, _ in requests)
+        if asked > _executions(tree, roles, tool) and not role_below(
             tree, roles, i, _WORK, max_depth=_MAX_DEPTH
         ):
             roles[i] = Role.TOOL
     return parsed
+
+
+def _executions(tree: SpanTree, roles: list[Role], tool: str) -> int:
+    """How many tool spans of the trace name ``tool`` (calls already recorded as run:
+    a failed span named after one is not another execution of it)."""
+    return sum(
+        role is Role.TOOL and first(tree.spans[i].attributes, TOOL_NAME_KEYS) == tool
+        for i, role in enumerate(roles)
+    )
 
 
 def _requests(tree: SpanTree, roles: list[Role], parsed: Requested) -> list[tuple[int, str, Any]]:

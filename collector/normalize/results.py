@@ -49,9 +49,19 @@ from collector.normalize.reprs import (
     looks_like_object_repr,
     object_repr,
 )
+from collector.normalize.result_records import (
+    TEXT_BLOCK_KEYS,
+    is_content_record,
+    is_function_message,
+    is_text_block,
+)
 from collector.normalize.values import INVALID, json_ready, parse_json, python_literal
 
 _OUTPUT_WRAPPER_KEYS: Final = frozenset({"output", "kwargs"})
+# What the text of a result serialised twice opens with: an object's or a list's JSON,
+# a dict's repr, or an object's repr (a class name: ``ToolResponse(``). A string a tool
+# returned (``"42"``, JSON-encoded once by its tracer) is that string.
+_STRUCTURE_OPENINGS: Final = frozenset("{[ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _CALL_KEYS: Final = ("tool_name", "raw_input")  # beside ``raw_output``: a record of the call
 _CALL_ID_KEYS: Final = ("tool_call_id", "tool_id")  # beside a nested record
 # The fields of a function response (``google.genai.types.FunctionResponse``): the call
@@ -65,7 +75,6 @@ _SUCCESS_WORDS: Final = frozenset({"success", "succeeded", "ok", "completed"})
 _FAILURE_WORDS: Final = frozenset({"failure", "failed", "error"})
 _ERROR_FLAGS: Final = ("is_error", "isError", "error")
 _CONTENT_KEYS: Final = ("content", "result", "text", "output")
-_TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "annotations"})
 # Escapes that can spell a letter (JSON ``\u0065``; Python ``\x65``, ``\N{…}``, octal).
 _LETTER_ESCAPE: Final = re.compile(r"\\[uUxN0-7]")
 
@@ -86,13 +95,14 @@ def parse_result(value: AttrValue, tool: str | None = None, inner: bool = False)
     function response is unwrapped only for the ``tool`` it names (a tool's own result
     may have ``id``, ``name`` and ``response`` fields too). A result serialised twice
     (JSON text of the text a tool's result object printed as: AgentScope's) is read
-    once more, one level (``inner``)."""
+    once more, one level (``inner``), when that text opens a structure
+    (``_STRUCTURE_OPENINGS``)."""
     if value is None:
         return NO_RESULT
     if not isinstance(value, str):
         return result_of(json_ready(value))  # a kvlist/array/scalar attribute
     obj = parse_json(value)
-    if isinstance(obj, str) and not inner:
+    if isinstance(obj, str) and not inner and obj[:1] in _STRUCTURE_OPENINGS:
         return parse_result(obj, tool, inner=True)
     if obj is INVALID:
         obj = python_literal(value)
@@ -158,12 +168,12 @@ def result_of(obj: Any) -> ToolResult:
     fields = _tool_message_fields(obj)
     if fields is not None:
         return _from_tool_message(fields)
-    if _is_function_message(obj):  # (its content read as a result attribute is)
+    if is_function_message(obj):  # (its content read as a result attribute is)
         content = obj["content"]
         return parse_result(content, inner=True) if isinstance(content, str) else result_of(content)
-    if isinstance(obj, dict) and obj.keys() <= _TEXT_BLOCK_KEYS and obj.get("type") == "text":
+    if isinstance(obj, dict) and obj.keys() <= TEXT_BLOCK_KEYS and obj.get("type") == "text":
         obj = [obj]  # one content block (MCP)
-    if isinstance(obj, dict) and _is_content_record(obj):
+    if isinstance(obj, dict) and is_content_record(obj):
         obj = obj["content"]
     if isinstance(obj, list):
         obj = _content_blocks(obj)
@@ -258,7 +268,7 @@ def _content_blocks(blocks: list[Any]) -> Any:
     text>"}]`` (observed in both its modes), or ``[{"json": value}]``: one block is
     its value (text parsed as JSON when it is JSON), several text blocks are one text.
     """
-    if blocks and all(_is_text_block(b) for b in blocks):
+    if blocks and all(is_text_block(b) for b in blocks):
         blocks = [{"text": b["text"]} for b in blocks]  # MCP / Anthropic typed text blocks
     if not blocks or not all(isinstance(b, dict) and len(b) == 1 for b in blocks):
         return blocks
@@ -275,30 +285,6 @@ def _content_blocks(blocks: list[Any]) -> Any:
     if all(isinstance(t, str) for t in texts):
         return "\n".join(str(t) for t in texts)
     return blocks
-
-
-def _is_content_record(obj: dict[str, Any]) -> bool:
-    """A tool's response object around the content blocks the model was shown, beside
-    bookkeeping scalars only and no error flag raised (AgentScope's ``ToolResponse``:
-    ``content``, ``metadata``, ``stream``, ``is_last``, ``id``; MCP's ``CallToolResult``
-    with ``isError`` false): what the tool returned is its content."""
-    content = obj.get("content")
-    if not isinstance(content, list) or not content or not all(map(_is_text_block, content)):
-        return False
-    return all(
-        key == "content"
-        or (not isinstance(value, (dict, list)) and not (key in _ERROR_FLAGS and value is True))
-        for key, value in obj.items()
-    )
-
-
-def _is_text_block(block: Any) -> bool:
-    return (
-        isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-        and block.keys() <= _TEXT_BLOCK_KEYS
-    )
 
 
 def _tool_message_fields(obj: Any) -> dict[str, Any] | None:
@@ -325,21 +311,6 @@ def _tool_message_fields(obj: Any) -> dict[str, Any] | None:
         return None
     call_id = obj.get("tool_call_id")
     return obj if isinstance(call_id, str) and call_id else None
-
-
-def _is_function_message(obj: Any) -> bool:
-    """A legacy OpenAI ``function`` message: role ``function``, the function's name and
-    what it returned, nothing else (AgentOps' AG2 tool spans record the reply so)."""
-    return (
-        isinstance(obj, dict)
-        and obj.get("role") == "function"
-        and isinstance(obj.get("name"), str)
-        and "content" in obj
-        and obj.keys() <= _FUNCTION_MESSAGE_KEYS
-    )
-
-
-_FUNCTION_MESSAGE_KEYS: Final = frozenset({"role", "name", "content"})
 
 
 def _from_tool_message(fields: dict[str, Any]) -> ToolResult:

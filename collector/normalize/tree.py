@@ -12,7 +12,6 @@ at-least-once), missing parents make orphans top-level, and parent cycles are cu
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Final
 
@@ -58,17 +57,21 @@ class SpanTree:
         self.has_root = bool(true_roots)
         self.root = true_roots[0] if true_roots else (tops[0] if tops else 0)
 
-    def adopt(self, i: int, parent: int) -> None:
-        """Make span ``i`` (not the root) a child of span ``parent``, in start order among
-        its children (``detached_calls``: a call cut off from its agent)."""
-        old = self.parent[i]
-        siblings = self._children.get(old, []) if old >= 0 else self._tops
-        if i in siblings:
-            siblings.remove(i)
-        self.parent[i] = parent
+    def adopt(self, spans: Sequence[int], parent: int) -> None:
+        """Make ``spans`` (none the root, none an ancestor of ``parent``) children of span
+        ``parent``, in start order among its children (``detached_calls``: calls cut off
+        from their agent). Linear in the spans moved and the lists they leave."""
+        moved = set(spans)
+        olds = {self.parent[i] for i in moved}
+        for old in olds:
+            siblings = self._children.get(old, []) if old >= 0 else self._tops
+            siblings[:] = [k for k in siblings if k not in moved]
+        for i in moved:
+            self.parent[i] = parent
+        start = [span.start_unix_nano for span in self.spans].__getitem__
         kids = self._children.setdefault(parent, [])
-        starts = [self.spans[k].start_unix_nano for k in kids]
-        kids.insert(bisect_right(starts, self.spans[i].start_unix_nano), i)
+        kids.extend(sorted(moved))  # (index order is arrival order: the sort below is stable)
+        kids.sort(key=start)
 
     def tops(self) -> list[int]:
         """The spans without a parent in the trace, in (start, arrival) order."""

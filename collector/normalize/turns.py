@@ -17,8 +17,11 @@ these must hold:
   ran between it and the next turn's first model call;
 * each later turn continues the earlier one's conversation: its first request is the
   previous turn's last request (message for message, by role), then one assistant
-  message that requests nothing (the previous answer), then one new user message
-  that answers no call (a user's turn, not a tool result written as a user message).
+  message that requests nothing (the previous answer: no structured call, and no
+  ``Action`` of a ReAct loop written as text), then one new user message that answers
+  no call (a user's turn, not a tool result written as a user message);
+* in a trace whose root never came, each turn names its agent: without the root, the
+  turns may be the steps of an agent whose span is still to come.
 
 What is not a turn stays with nothing: spans outside every turn (the app's set-up, an
 MCP server's listing) are no one's step. Each turn's run is its span's subtree with
@@ -30,14 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
-from collector.core.records import Span, Trace
+from collector.core.records import Trace
 from collector.normalize.gaps import SESSION_ID
-from collector.normalize.history import Message, input_messages
+from collector.normalize.history import Message, input_message_items, input_messages
 from collector.normalize.join import LlmCall
-from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES
+from collector.normalize.messages import ASSISTANT_ROLES, USER_ROLES, text_of
 from collector.normalize.roles import Role
+from collector.normalize.steps import recorded_agent_name
 from collector.normalize.tree import SpanTree
 from evaluators.trajectory import Trajectory
 
@@ -80,6 +84,8 @@ def conversation_turns(tree: SpanTree, roles: Sequence[Role], llms: Sequence[Llm
         last, first = held[before][-1], held[after][0]
         if last.calls or not _continues(_request(last), _request(first)):
             return []
+        if not tree.has_root and not recorded_agent_name(spans[after], None):
+            return []  # (the root may be an agent's that is still to come: its own steps)
         ended, resumed = last.span.start_unix_nano, first.span.start_unix_nano
         if any(ended < start < resumed for start in tool_starts):
             return []
@@ -87,14 +93,19 @@ def conversation_turns(tree: SpanTree, roles: Sequence[Role], llms: Sequence[Llm
 
 
 def turn_trace(trace: Trace, tree: SpanTree, turn: int) -> Trace:
-    """The run of one turn: the subtree of span ``turn``, that span made its root."""
-    spans: list[Span] = []
-    stack = [turn]
+    """The run of one turn: the subtree of span ``turn``, that span made its root, the
+    spans in the trace's arrival order (which breaks ties of start times)."""
+    below, stack = {turn}, [turn]
     while stack:
-        i = stack.pop()
-        span = tree.spans[i]
-        spans.append(span._replace(parent_span_id=b"") if i == turn else span)
-        stack.extend(tree.children(i))
+        for kid in tree.children(stack.pop()):
+            if kid not in below:
+                below.add(kid)
+                stack.append(kid)
+    spans = [
+        span._replace(parent_span_id=b"") if i == turn else span
+        for i, span in enumerate(tree.spans)
+        if i in below
+    ]
     return trace._replace(spans=tuple(spans))
 
 
@@ -119,26 +130,50 @@ def _containers(tree: SpanTree, level: Sequence[int]) -> dict[int, int]:
     return top_of
 
 
-def _request(llm: LlmCall) -> list[Message]:
+class _Request(NamedTuple):
+    messages: list[Message]
+    items: list[dict[str, Any]]  # the same messages, unreduced (their text)
+
+
+def _request(llm: LlmCall) -> _Request:
     """The messages a model call was sent (its first layer that records them)."""
     for span in llm.spans:
         found = input_messages(span)
         if found:
-            return found
-    return []
+            return _Request(found, input_message_items(span))
+    return _Request([], [])
 
 
-def _continues(earlier: list[Message], later: list[Message]) -> bool:
+def _continues(earlier: _Request, later: _Request) -> bool:
     """``later`` is ``earlier``, the answer to it, and a new user message (docstring)."""
-    n = len(earlier)
-    if not n or len(later) != n + 2:
+    n = len(earlier.messages)
+    if not n or len(later.messages) != n + 2:
         return False
-    if any(a.role != b.role for a, b in zip(earlier, later, strict=False)):
+    if any(a.role != b.role for a, b in zip(earlier.messages, later.messages, strict=False)):
         return False
-    answer, asked = later[n], later[n + 1]
+    answer, asked = later.messages[n], later.messages[n + 1]
     return (
         answer.role in ASSISTANT_ROLES
         and not answer.calls
         and asked.role in USER_ROLES
         and not asked.answers
+        and not _an_action(later.items, n)
     )
+
+
+def _an_action(items: list[dict[str, Any]], n: int) -> bool:
+    """Whether the "answer" at ``n`` and the user message after it are a ReAct loop's
+    action and its observation, written as text (``Action: search[…]``, then
+    ``Observation: …`` as a user message): a step of one run, not a turn. The format's
+    own words decide: an ``Action:`` line answered by an ``Observation``."""
+    if len(items) < n + 2:
+        return False
+    said, asked = text_of(items[n]) or "", text_of(items[n + 1]) or ""
+    if not said or not asked:
+        return False
+    acted = any(line.lstrip().startswith(_ACTION) for line in said.splitlines())
+    return acted and asked.lstrip().startswith(_OBSERVATION)
+
+
+_ACTION: Final = "Action:"
+_OBSERVATION: Final = "Observation"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from collector.core.records import Trace
-from collector.normalize import Mappings, Run, normalize_for, normalize_runs
+from collector.normalize import Mappings, Run, inherit_session, normalize_for, normalize_runs
 from collector.processing.fanout import SinkFanout
 from collector.processing.judging import JudgeHandoff
 from collector.telemetry.registry import Telemetry
@@ -103,8 +103,9 @@ class TraceProcessor:
             self._fanout.write_skipped(trajectory)
             return Evaluated(trajectory, [], specs, skipped=True)
         matched = self._bound(trajectory, specs, "trace")
-        if run.left_out:
-            trajectory = self._deepened(trace, trajectory, matched, specs)
+        if run.left_out:  # (a turn's spans alone may not record the session it inherited)
+            deepened = self._deepened(trace, trajectory, matched, specs)
+            trajectory = inherit_session(deepened, trajectory.session_id)
         bound = [*self._always, *matched]
         outcomes = self._run(
             trajectory, bound, lambda out: self._fanout.write(trajectory, out, trace)

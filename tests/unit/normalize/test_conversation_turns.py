@@ -14,7 +14,10 @@ from support.span_kit import RESOURCE, TRACE_ID, genai_tool, span
 
 from collector.core.records import CompletionReason, Resource, Span, Trace
 from collector.normalize import normalize, normalize_runs
+from collector.sinks.jsonl import result_record
 from evaluators.depth import EVERYTHING
+from evaluators.results import NumericResult
+from evaluators.runner import Outcome
 from evaluators.trajectory import Trajectory
 
 SYSTEM = {"role": "system", "parts": [{"type": "text", "content": "Store support."}]}
@@ -97,11 +100,40 @@ def test_each_turn_of_a_conversation_in_one_trace_is_a_run() -> None:
     assert [round(t.latency_s * 1e6) for t in found] == [9, 9, 9]
 
 
+def named_turns(spans: list[Span]) -> list[Span]:
+    return [
+        s._replace(attributes={"gen_ai.agent.name": "shop"}) if s.name == "generate" else s
+        for s in spans
+    ]
+
+
 def test_a_turn_whose_span_never_came_is_still_complete() -> None:
-    """The conversation's span never exported (mcp-agent): the turns are top-level."""
-    found = runs(conversation(None))
+    """The conversation's span never exported (mcp-agent): the turns are top-level, each
+    naming its agent."""
+    found = runs(named_turns(conversation(None)))
     assert [t.input for t in found] == [Q1, Q2, Q3]
     assert not any(t.incomplete for t in found)
+
+
+def test_without_the_root_turns_naming_no_agent_stay_one_run() -> None:
+    """They may be the steps of an agent whose span is still to come (an idle flush
+    before the root ended): one run, incomplete."""
+    [whole] = runs(conversation(None))
+    assert whole.incomplete
+
+
+def test_a_react_action_written_as_text_then_its_observation_is_no_turn() -> None:
+    """A loop calling plain functions: the reply names an ``Action`` in its text, the
+    observation comes back as a user message; no tool span between the two calls."""
+    for written in ("Thought: look it up.\nAction: search[Numb]", "Action: lookup_track"):
+        action = said(written)
+        t2 = [*T1_LAST, action, user("Observation: The Wall")]
+        spans = conversation(bare_root(), t2=t2)
+        spans[4] = chat(13, 10, T1_LAST, action)
+        assert len(runs(spans[:-2])) == 1, written  # (turn 3 left out: it would not continue)
+    # the same shape with an answer and a question is a turn
+    spans = conversation(bare_root(), t2=[*T1_LAST, said(A1), user("Observe this: and?")])
+    assert len(runs(spans[:-2])) == 2
 
 
 def test_normalize_reads_the_trace_as_one_run() -> None:
@@ -183,3 +215,23 @@ def test_a_session_on_the_resource_alone_is_the_session() -> None:
     assert {t.session_id for t in runs(spans)} == {"app-7"}
     assert normalize(Trace(TRACE_ID, (spans[0],), CompletionReason.END_OF_INPUT, 0, 0)).session_id
     assert RESOURCE.attributes.get("session.id") is None  # (the other tests: no session)
+
+
+def test_each_turns_results_name_its_span() -> None:
+    """The results file tells a trace's runs apart by their root span (``span_id``)."""
+    outcome = Outcome("s", "latency", NumericResult(score=1.0), True, 0.0)
+    records = [result_record(t, outcome) for t in runs(conversation(bare_root()))]
+    assert len({r["trace_id"] for r in records}) == 1
+    assert [r["span_id"] for r in records] == [f"{n:016x}" for n in (10, 20, 30)]
+
+
+def test_a_turn_keeps_the_arrival_order_of_spans_that_start_together() -> None:
+    """Start-time ties are broken by arrival (millisecond clocks): a turn's run keeps it."""
+    spans = conversation(bare_root())
+    twin = genai_tool(14, "lookup_artist", '{"artist": "PF"}', call_id=None, parent=10)
+    tied = spans[3].start_unix_nano
+    spans.insert(4, twin._replace(start_unix_nano=tied, end_unix_nano=tied + 100))
+    trace = Trace(TRACE_ID, tuple(spans), CompletionReason.END_OF_INPUT, 0, 0)
+    whole = normalize(trace).tool_names
+    [first, *_] = runs(spans)
+    assert first.tool_names == whole == ("lookup_track", "lookup_artist")

@@ -14,7 +14,8 @@ from support.paths import GOLDEN
 from collector.core.records import AttrValue, CompletionReason, Span, SpanEvent, Trace
 from collector.decode import decode_protobuf
 from collector.decode.common import KEEP_ALL
-from collector.normalize import Mappings, ToolSpanRule, normalize
+from collector.normalize import Mappings, ToolSpanRule, normalize, normalize_runs
+from evaluators.depth import EVERYTHING
 
 TRACES = GOLDEN / "traces"
 ODD_VALUES: list[AttrValue] = [
@@ -166,5 +167,6 @@ def test_scrambled_traces_normalize(seed: int) -> None:
     for start in range(0, len(spans), 37):
         chunk = scramble(rng, spans[start : start + rng.randrange(1, 40)], ids)
         trace = Trace(chunk[0].trace_id, tuple(chunk), CompletionReason.IDLE, 0, 0)
-        for trajectory in (normalize(trace), normalize(trace, mappings)):
+        split = [run.trajectory for run in normalize_runs(trace, mappings, EVERYTHING)]
+        for trajectory in (normalize(trace), normalize(trace, mappings), *split):
             json.dumps(trajectory.to_json())

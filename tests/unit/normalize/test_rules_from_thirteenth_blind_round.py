@@ -11,9 +11,12 @@ from support.span_kit import genai_agent, genai_tool, run, span
 
 from collector.core.records import Span, StatusCode
 from collector.normalize.conventions import openinference
+from collector.normalize.detached_calls import adopt_detached_calls
+from collector.normalize.detect import classify
 from collector.normalize.history import message_of
 from collector.normalize.messages import content_tool_calls, role_of
 from collector.normalize.results import parse_result
+from collector.normalize.tree import SpanTree
 
 ASK = {"role": "user", "content": "Refund track 3 of invoice 9."}
 
@@ -87,8 +90,11 @@ def test_a_result_serialised_twice_is_read_once_more() -> None:
     """Rule 87: JSON text of the text a tool's response object printed as."""
     assert parse_result(json.dumps(json.dumps({"a": 1}))).value == {"a": 1}
     assert parse_result(json.dumps("plain words")).value == "plain words"
-    # one level only: a string inside that is JSON text of a string stays that text
-    assert parse_result(json.dumps(json.dumps(json.dumps("x")))).value == '"x"'
+    # one level only, and only for a structure's text: a string a tool returned, JSON-encoded
+    # by its tracer, is that string ("42" stays text, not the number)
+    thrice = json.dumps(json.dumps(json.dumps({"a": 1})))
+    assert parse_result(thrice).value == json.dumps(json.dumps({"a": 1}))
+    assert parse_result(json.dumps("42")).value == "42"
 
 
 def test_a_response_object_around_text_blocks_is_its_content() -> None:
@@ -102,6 +108,12 @@ def test_a_response_object_around_text_blocks_is_its_content() -> None:
     assert parse_result(json.dumps({"content": blocks, "isError": True})).error == "ok"
     structured = {"content": blocks, "structuredContent": {"ok": True}}
     assert parse_result(json.dumps(structured)).value == structured
+    # a tool's own fields, or an error it reports, beside the blocks: the tool's object
+    page = {"id": "page-1", "title": "Spec", "content": blocks}
+    assert parse_result(json.dumps(page)).value == page
+    quota = {"content": blocks, "error": "quota exceeded"}
+    assert parse_result(json.dumps(quota)).value == quota
+    assert parse_result(json.dumps({"content": blocks, "isError": False})).value == "ok"
 
 
 def test_a_tool_span_whose_result_was_serialised_twice() -> None:
@@ -410,3 +422,33 @@ def test_an_agent_run_recorded_by_its_namespace_alone_is_read_with_its_gaps() ->
     assert run(span(1, "other.run", attributes)).skip_reason is not None
     no_prompt = {"acme.agent.name": "shop", "acme.run.result": "Refunded."}
     assert run(span(1, "acme.agent.run", no_prompt)).skip_reason is not None
+
+
+def test_a_failed_span_after_a_recorded_execution_is_no_second_one() -> None:
+    """Rule 90 runs a request no tool span ran: one execution recorded, one step."""
+    ask = asking_chat(3, "c9", "refund", parent=2, invoice=9)
+    ran = genai_tool(5, "refund", '{"invoice": 9}', call_id="c9", parent=2)
+    trajectory = run(genai_agent(), span(2, "step 1", {}, parent=1), ask, ran, failed_execution(6))
+    assert [(s.name, s.call_id, s.error) for s in trajectory.tool_calls] == [("refund", "c9", None)]
+
+
+def test_calls_are_adopted_in_start_order_and_never_the_agents_own_ancestors() -> None:
+    """Rule 93: adopted calls join the agent's children by start time; a call above the
+    agent (a clock too coarse to order them) is not adopted: no parent cycle."""
+    agent = idle_agent(3, 1_000, 80_000)
+    root = span(1, "turn", {}, start=0, end=100_000)
+    task = span(
+        2, "task", {"gen_ai.operation.name": "invoke_agent"}, parent=1, start=500, end=90_000
+    )
+    own = span(4, "note", {}, parent=3, start=3_000, end=3_100)
+    tree = SpanTree((root, task, agent, own, detached_chat(10, 5_000), detached_chat(11, 2_000)))
+    roles = [classify(s, None)[0] for s in tree.spans]
+    adopt_detached_calls(tree, roles, None)
+    assert [tree.spans[i].name for i in tree.children(2)] == ["chat m", "note", "chat m"]
+    assert [tree.spans[i].start_unix_nano for i in tree.children(2)] == [2_000, 3_000, 5_000]
+    outer = span(1, "chat", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"},
+                 start=1_000, end=80_000)  # fmt: skip
+    inner = idle_agent(3, 1_000, 80_000)._replace(parent_span_id=outer.span_id)
+    tree = SpanTree((outer, inner))
+    adopt_detached_calls(tree, [classify(s, None)[0] for s in tree.spans], None)
+    assert tree.parent == [-1, 0] and tree.tops() == [0]

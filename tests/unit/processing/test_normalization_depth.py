@@ -147,3 +147,52 @@ def test_a_turn_a_session_spec_may_hold_is_built_for_it(
     stage.process(_trace())
     turns: Sequence[tuple[str, Trajectory, list[str]]] = sink.calls
     assert [s.call_id for s in turns[0][1].tool_calls] == ["c1"]
+
+
+def _turn_chat(n: int, parent: int, history: list[dict[str, Any]], reply: dict[str, Any]) -> Span:
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(history),
+        "gen_ai.output.messages": json.dumps([reply]),
+    }
+    return span(n, "chat", attributes, parent=parent)
+
+
+def _conversation() -> Trace:
+    """Two turns under a bare root that alone records the session; turn 1's tool span
+    has no call id (only the next request's history gives it: a part left out)."""
+    ask1 = {"role": "user", "parts": [{"type": "text", "content": "look it up"}]}
+    ask2 = {"role": "user", "parts": [{"type": "text", "content": "and now?"}]}
+    call = {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": 1}}
+    asked = {"role": "assistant", "parts": [call]}
+    request = {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "name": "lookup", "arguments": {"q": 1}}],
+    }
+    answer = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": 1}]}
+    done = {"role": "assistant", "parts": [{"type": "text", "content": "found"}]}
+    executed = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
+                "gen_ai.tool.call.arguments": '{"q": 1}'}  # fmt: skip
+    spans = (
+        span(1, "session", {"session.id": "s-1"}, start=0, end=90_000),
+        span(10, "turn", {}, parent=1, start=10_000, end=19_000),
+        _turn_chat(11, 10, [ask1], request),
+        span(12, "execute_tool lookup", executed, parent=10),
+        _turn_chat(13, 10, [ask1, asked, answer], done),
+        span(20, "turn", {}, parent=1, start=20_000, end=29_000),
+        _turn_chat(21, 20, [ask1, asked, answer, done, ask2], done),
+    )
+    return Trace(TRACE_ID, spans, CompletionReason.END_OF_INPUT, 0, 0)
+
+
+def test_a_turn_normalised_again_keeps_the_session_it_inherited(
+    telemetry: Telemetry, tmp_path: Path
+) -> None:
+    (tmp_path / "plugin.py").write_text(PLUGIN)
+    sink = RecordingSink()
+    stage = make_stage(SpecSet([build_spec(PLUGIN_SPEC, base_dir=tmp_path)]), [sink], telemetry)
+    stage.process(_conversation())
+    written = [call[1] for call in sink.calls]  # type: ignore[attr-defined]
+    assert [t.input for t in written] == ["look it up", "and now?"]
+    assert [s.call_id for s in written[0].tool_calls] == ["c1"]  # (normalised again)
+    assert [t.session_id for t in written] == ["s-1", "s-1"]
