@@ -143,7 +143,12 @@ def _scraped(config: Any, loop: LoopThread, workdir: Path, results: Path) -> Ite
         prometheus = Prometheus(f"127.0.0.1:{running.daemon.admin.port}", workdir, stack)
         traces = "sum(evald_traces_evaluated_total)"
         labels = [golden_expectations(path) for path in files]  # stray traces: not runs
-        expected = sum(len(set(x["trace_ids"]) - set(x.get("stray_traces", ()))) for x in labels)
+        # One run per labelled turn: a trace recording a conversation's turns is one run
+        # per turn (rule 85), and lists its id once per turn.
+        expected = sum(
+            len([t for t in x["trace_ids"] if t not in set(x.get("stray_traces", ()))])
+            for x in labels
+        )
         assert poll(lambda: _scalar(prometheus.query(traces)) == expected, WAIT_S)
         lines = [json.loads(line) for line in results.read_text().splitlines()]
         yield Scraped(prometheus, running, lines)
