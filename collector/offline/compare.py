@@ -37,7 +37,17 @@ from collector.offline.stats import binomial_test, wilson_interval
 MetricKey = tuple[str | None, str]
 Preference = Literal["a", "b", "tie"]
 TIE_TOLERANCE = 1e-9
-RECORD_FIELDS = ("item", "input", "trace_id", "session_id", "service", "agent", "spec", "evaluator")
+RECORD_FIELDS = (
+    "item",
+    "input",
+    "trace_id",
+    "span_id",
+    "session_id",
+    "service",
+    "agent",
+    "spec",
+    "evaluator",
+)
 
 
 class CompareInputError(Exception):

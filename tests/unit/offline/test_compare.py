@@ -99,6 +99,23 @@ def test_align_by_trace_id_compares_rescored_runs(tmp_path: Path) -> None:
     assert by_input["comparisons"][0]["pairs"] == 1  # one item: the shared question
 
 
+def test_align_by_span_id_tells_a_traces_turns_apart(tmp_path: Path) -> None:
+    """A conversation recorded in one trace is one run per turn: same trace id, each
+    turn's span id (rule 85)."""
+    turns = [("hi", "s1", 1.0, 0.0), ("and?", "s2", 0.0, 0.0), ("bye", "s3", 1.0, 1.0)]
+    a = results(
+        tmp_path / "a.jsonl", *(record(q, x, trace_id="t", span_id=sp) for q, sp, x, _ in turns)
+    )
+    b = results(
+        tmp_path / "b.jsonl", *(record(q, y, trace_id="t", span_id=sp) for q, sp, _, y in turns)
+    )
+    _, by_span = compare_json(a, b, "--align-by", "span_id")
+    assert by_span["comparisons"][0]["pairs"] == 3
+    assert (by_span["comparisons"][0]["a_wins"], by_span["comparisons"][0]["ties"]) == (1, 2)
+    _, by_trace = compare_json(a, b, "--align-by", "trace_id")
+    assert by_trace["comparisons"][0]["pairs"] == 1  # (the turns averaged: one item)
+
+
 def test_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = results(tmp_path / "a.jsonl", record("q", 1.0))
     bad = results(tmp_path / "bad.jsonl", record("q", 1.0), "{oops")
