@@ -120,15 +120,15 @@ def input_message_items(span: Span) -> list[dict[str, Any]]:
 
 def reply_authors(span: Span) -> set[str]:
     """Who the assistant messages of a model call's recorded request say wrote them
-    (``source``: AutoGen's dumps; ``name``: a chat message's participant name), from the
-    first source that records a message list."""
+    (``source``: AutoGen's dumps; a chat message's ``name`` is a persona, not read), from
+    the first source that records a message list."""
     for raw in _sources(span):
         items = message_list(raw)
         if items:
             authors = set()
             for item in items[:_MAX_MESSAGES]:
                 if isinstance(item, dict) and role_of(item) in ASSISTANT_ROLES:
-                    author = item.get("source", item.get("name"))
+                    author = item.get("source")
                     if isinstance(author, str) and author:
                         authors.add(author)
             return authors
@@ -257,8 +257,8 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer], role: st
         answers.append(Answer(_id(part.get("tool_use_id")), result))
     elif kind == "ToolCallResult":
         answers.append(_repr_answer(part))
-    elif kind is None and "call_id" in part and "content" in part:  # (AutoGen's results)
-        answers.append(_flagged_answer(part))
+    elif kind is None and "call_id" in part and "content" in part and _answers_calls(role):
+        answers.append(_flagged_answer(part))  # (AutoGen's results)
     else:  # Gemini's parts, in the REST spelling or the Python SDK's dump (snake_case)
         _gemini_part(part, calls, answers)
 
@@ -294,6 +294,12 @@ def _part_answer(part: dict[str, Any]) -> Answer:
     if isinstance(outcome, str) and outcome in _FAILED_OUTCOMES and result.error is None:
         result = result._replace(error=_text(result.value) or "error")
     return Answer(_id(part.get("tool_call_id")), result)
+
+
+def _answers_calls(role: str | None) -> bool:
+    """Whether a message of ``role`` carries tool results: a tool message, or one typed
+    as results (AutoGen's ``FunctionExecutionResultMessage``)."""
+    return role == "tool" or (role is not None and role.endswith("resultmessage"))
 
 
 def _flagged_answer(part: dict[str, Any]) -> Answer:

@@ -331,21 +331,31 @@ def content_tool_calls(content: Any) -> list[RequestedCall]:
     for item in content if isinstance(content, list) else ():
         if not isinstance(item, dict):
             return []
-        function = item.get("function")
-        if isinstance(function, dict):
+        if isinstance(item.get("function"), dict):
             made = openai_tool_call(item)
-        elif item.keys() <= _FLAT_CALL_KEYS and isinstance(item.get("id"), str):
-            made = requested(item["id"], item.get("name"), item.get("arguments"))
         else:
-            made = None
+            made = (
+                requested(item["id"], item["name"], item["arguments"]) if _flat_call(item) else None
+            )
         if made is None:
             return []
         calls.append(made)
     return calls
 
 
-# A call written flat, as AutoGen's ``FunctionCall`` (``{"id", "name", "arguments"}``).
+def _flat_call(item: dict[str, Any]) -> bool:
+    """A call written flat (AutoGen's ``FunctionCall``): id, name, arguments, no other kind."""
+    return (
+        item.keys() <= _FLAT_CALL_KEYS
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("name"), str)
+        and "arguments" in item
+        and item.get("type", "function") in _FLAT_CALL_TYPES
+    )
+
+
 _FLAT_CALL_KEYS: Final = frozenset({"id", "name", "arguments", "type"})
+_FLAT_CALL_TYPES: Final = frozenset({"function", "FunctionCall", "function_call"})
 
 
 def block_calls(blocks: Any) -> list[RequestedCall]:

@@ -57,29 +57,30 @@ def confirmed_agents(
 def _named_by_replies(
     tree: SpanTree, roles: list[Role], mappings: Mappings | None, named: dict[int, str]
 ) -> dict[int, str]:
-    """Rule 95: an agent span that records no name is the agent its earlier replies say
-    wrote them: the one author (``history.reply_authors``) of the assistant messages in
-    the request of the last model call below it, through plumbing and agent spans that
-    name no agent either (MLflow's AutoGen autolog: ``<agent>.run`` around
-    ``<agent>.on_messages``, the messages' ``source``). None or several authors (a group
-    chat's participants): no name."""
+    """Rule 95: an agent span named ``<X>.<method>`` that records no agent name is agent
+    X when the assistant messages in the request of the last model call below it (its
+    own work: the walk stops at agent spans of another object) all say X wrote them
+    (``history.reply_authors``: MLflow's AutoGen autolog, ``<agent>.run`` around
+    ``<agent>.on_messages``, the messages' ``source``). A span name that is no method of
+    its author's, no author or several (a group chat): no name."""
     found: dict[int, str] = {}
     for i, role in enumerate(roles):
-        if (
-            role is Role.AGENT
-            and i not in named
-            and not recorded_agent_name(tree.spans[i], mappings)
-        ):
-            last = _last_model_call(tree, roles, i, mappings)
-            authors = reply_authors(tree.spans[last]) if last >= 0 else set()
-            if len(authors) == 1:
-                found[i] = authors.pop()
+        span = tree.spans[i]
+        owner, dot, _ = span.name.rpartition(".")
+        if role is not Role.AGENT or not dot or not owner or i in named:
+            continue
+        if recorded_agent_name(span, mappings):
+            continue
+        last = _last_model_call(tree, roles, i, owner + ".")
+        authors = reply_authors(tree.spans[last]) if last >= 0 else set()
+        if authors == {owner}:
+            found[i] = owner
     return found
 
 
-def _last_model_call(tree: SpanTree, roles: list[Role], top: int, mappings: Mappings | None) -> int:
-    """The model call below ``top`` that ended last, not inside an agent that names
-    itself (a sub-agent's calls are its own); -1 when there is none."""
+def _last_model_call(tree: SpanTree, roles: list[Role], top: int, own: str) -> int:
+    """The model call below ``top`` that ended last, through plumbing and the agent spans
+    of the same object (named ``own…``); -1 when there is none."""
     last, stack = -1, list(tree.children(top))
     while stack:
         i = stack.pop()
@@ -87,7 +88,7 @@ def _last_model_call(tree: SpanTree, roles: list[Role], top: int, mappings: Mapp
         if roles[i] is Role.LLM:
             if last < 0 or span.end_unix_nano >= tree.spans[last].end_unix_nano:
                 last = i
-        elif not (roles[i] in AGENTIC and recorded_agent_name(span, mappings)):
+        elif roles[i] not in AGENTIC or span.name.startswith(own):
             stack.extend(tree.children(i))
     return last
 

@@ -51,6 +51,7 @@ CALL_NAME: Final = "gen_ai.request.tools.0.name"
 CALL_ARGUMENTS: Final = "gen_ai.request.tools.0.arguments"
 _SECOND_ENTRY: Final = "gen_ai.request.tools.1.name"
 _KIND_WORDS: Final = frozenset({"function", "tool", "tool_call", "function_call"})
+_KIND_NAME: Final = "tool.name"  # (OpenInference's tool name key, where AG2's kind is)
 
 KEYS: Final[tuple[str, ...]] = (
     SPAN_KIND,
@@ -122,7 +123,9 @@ def tool_arguments(span: Span) -> AttrValue:
     if isinstance(parsed, dict) and not _schema_like(parsed):
         return raw
     entry = call_entry(span)
-    return None if entry is None else entry[1]
+    if entry is None or called_tool(span, text(span.attributes.get(_KIND_NAME))) != entry[0]:
+        return None  # (the entry of another tool: not this span's call)
+    return entry[1]
 
 
 def call_entry(span: Span) -> tuple[str, str] | None:

@@ -452,3 +452,49 @@ def test_calls_are_adopted_in_start_order_and_never_the_agents_own_ancestors() -
     tree = SpanTree((outer, inner))
     adopt_detached_calls(tree, [classify(s, None)[0] for s in tree.spans], None)
     assert tree.parent == [-1, 0] and tree.tops() == [0]
+
+
+def test_an_agent_named_by_its_span_is_not_renamed_after_a_persona_or_a_sub_agent() -> None:
+    """Rule 95 reads only ``<X>.<method>`` spans, only ``source`` authors equal to X, and
+    never walks into another object's agent span (the second review's reproductions)."""
+
+    def agent(n: int, name: str, parent: int = 0) -> Span:
+        return span(n, f"invoke_agent {name}", {"gen_ai.operation.name": "invoke_agent"},
+                    parent=parent)  # fmt: skip
+
+    def chat(n: int, parent: int, sent: list[dict[str, Any]], end: int | None = None) -> Span:
+        reply = [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                      "gen_ai.input.messages": json.dumps(sent),
+                      "gen_ai.output.messages": json.dumps(reply)}  # fmt: skip
+        return span(n, "chat m", attributes, parent=parent, end=end)
+
+    ask = {"role": "user", "content": "hi"}
+    persona = {"role": "assistant", "name": "Ava", "content": "x"}
+    assert run(agent(1, "support"), chat(2, 1, [ask, persona, ask])).agent == "support"
+    expert = {"role": "assistant", "source": "research_expert", "content": "r"}
+    assert run(agent(1, "supervisor"), chat(2, 1, [ask, expert])).agent == "supervisor"
+    outer = mlflow_span(1, "shop.run", "AGENT", 0)
+    other = mlflow_span(2, "helper.on_messages", "AGENT", 1)
+    assert run(outer, other, replies_by("shop")).agent == "shop.run"  # (helper's call)
+    inner = mlflow_span(2, "shop.on_messages", "AGENT", 1)
+    assert run(outer, inner, replies_by("critic")).agent == "shop.run"  # (not its method)
+    named = {"messages": [ask, {"role": "assistant", "name": "shop", "content": "x"}]}
+    call = mlflow_span(3, "Client.create", "CHAT_MODEL", 2,
+                       **{"mlflow.spanInputs": json.dumps(named)})  # fmt: skip
+    assert run(outer, inner, call).agent == "shop.run"  # (a persona's name is no author)
+
+
+def test_data_records_and_a_users_mention_of_a_call_are_no_calls_or_answers() -> None:
+    products = [{"id": "p1", "name": "Widget", "type": "product"}, {"id": "p2", "name": "Gadget"}]
+    assert content_tool_calls(products) == []
+    typed = [{"id": "p1", "name": "Widget", "arguments": "{}", "type": "product"}]
+    assert content_tool_calls(typed) == []
+    said = {"role": "user", "content": [{"call_id": "c1", "content": "please retry c1"}]}
+    assert message_of(said).answers == []
+
+
+def test_an_agentops_tool_span_does_not_take_another_tools_entry() -> None:
+    other = ag2_tool(2, **{"tool.name": "refund", "gen_ai.request.tools.0.name": "lookup"})
+    [step] = run(genai_agent(), other).tool_calls
+    assert (step.name, step.args) == ("refund", None)
