@@ -98,18 +98,21 @@ def classify(span: Span) -> Role | None:
 
 
 def _agent_run(span: Span, namespaces: list[str]) -> Role | None:
-    """``AGENT`` for an agent's run (rule 98): the agent's name under ``<ns>.agent.name``
-    and the request it was run with under ``<ns>.run.prompt``, both text (traceAI's
-    pydantic-ai spans, one per ``Agent.run``, nothing recorded below them: the run is
-    read, and the trajectory says its calls were not recorded)."""
-    name, prompt = _ending(span, AGENT_NAME, namespaces), _ending(span, RUN_PROMPT, namespaces)
-    return Role.AGENT if isinstance(name, str) and name and isinstance(prompt, str) else None
+    return Role.AGENT if _run_agent(span, namespaces) else None
 
 
 def agent_name(span: Span) -> str | None:
-    """The agent an evidence-read run names (``_agent_run``)."""
-    found = _ending(span, AGENT_NAME)
-    return found if isinstance(found, str) and found and _ending(span, RUN_PROMPT) else None
+    """The agent an evidence-read run names (``_run_agent``)."""
+    return _run_agent(span, _namespaces(span))
+
+
+def _run_agent(span: Span, namespaces: list[str]) -> str | None:
+    """An agent's run (rule 98): the agent's name under ``<ns>.agent.name`` and the
+    request it was run with under ``<ns>.run.prompt``, both text, the prompt not empty
+    (traceAI's pydantic-ai spans, one per ``Agent.run``, nothing recorded below them:
+    the run is read, and the trajectory says its calls were not recorded)."""
+    name, prompt = _ending(span, AGENT_NAME, namespaces), _ending(span, RUN_PROMPT, namespaces)
+    return name if isinstance(name, str) and name and isinstance(prompt, str) and prompt else None
 
 
 def run_input(span: Span) -> str | None:

@@ -122,17 +122,12 @@ def reply_authors(span: Span) -> set[str]:
     """Who the assistant messages of a model call's recorded request say wrote them
     (``source``: AutoGen's dumps; a chat message's ``name`` is a persona, not read), from
     the first source that records a message list."""
-    for raw in _sources(span):
-        items = message_list(raw)
-        if items:
-            authors = set()
-            for item in items[:_MAX_MESSAGES]:
-                if isinstance(item, dict) and role_of(item) in ASSISTANT_ROLES:
-                    author = item.get("source")
-                    if isinstance(author, str) and author:
-                        authors.add(author)
-            return authors
-    return set()
+    authors = set()
+    for item in input_message_items(span):
+        author = item.get("source") if role_of(item) in ASSISTANT_ROLES else None
+        if isinstance(author, str) and author:
+            authors.add(author)
+    return authors
 
 
 def _sources(span: Span) -> list[Any]:
@@ -231,9 +226,7 @@ def _tool_message(fields: dict[str, Any]) -> Answer:
     for key in ("parts", "blocks"):  # (semconv text parts, LlamaIndex's text blocks)
         if content is None and isinstance(fields.get(key), list):
             content = text_of_content(fields[key])
-    result = _result(content)
-    if fields.get("status") == "error" and result.error is None:
-        result = result._replace(error=_text(result.value) or "error")
+    result = _failed_if(_result(content), fields.get("status") == "error")
     return Answer(call_id if isinstance(call_id, str) else None, result)
 
 
@@ -250,15 +243,12 @@ def _part(part: Any, calls: list[RequestedCall], answers: list[Answer], role: st
         answers.append(Answer(_id(part.get("id")), response))
     elif kind in _ANSWER_PARTS and "tool_call_id" in part:
         answers.append(_part_answer(part))
-    elif kind == "tool_result":
-        result = _result(part.get("content"))
-        if part.get("is_error") is True and result.error is None:
-            result = result._replace(error=_text(result.value) or "error")
-        answers.append(Answer(_id(part.get("tool_use_id")), result))
+    elif kind == "tool_result":  # (Anthropic's block)
+        answers.append(_flagged_answer(part, "tool_use_id"))
     elif kind == "ToolCallResult":
         answers.append(_repr_answer(part))
     elif kind is None and "call_id" in part and "content" in part and _answers_calls(role):
-        answers.append(_flagged_answer(part))  # (AutoGen's results)
+        answers.append(_flagged_answer(part, "call_id"))  # (AutoGen's results)
     else:  # Gemini's parts, in the REST spelling or the Python SDK's dump (snake_case)
         _gemini_part(part, calls, answers)
 
@@ -291,9 +281,8 @@ _FAILED_OUTCOMES: Final = frozenset({"failed", "error", "failure"})
 def _part_answer(part: dict[str, Any]) -> Answer:
     result = _result(part.get("result") if "result" in part else part.get("content"))
     outcome = part.get("outcome")
-    if isinstance(outcome, str) and outcome in _FAILED_OUTCOMES and result.error is None:
-        result = result._replace(error=_text(result.value) or "error")
-    return Answer(_id(part.get("tool_call_id")), result)
+    failed = isinstance(outcome, str) and outcome in _FAILED_OUTCOMES
+    return Answer(_id(part.get("tool_call_id")), _failed_if(result, failed))
 
 
 def _answers_calls(role: str | None) -> bool:
@@ -302,23 +291,26 @@ def _answers_calls(role: str | None) -> bool:
     return role == "tool" or (role is not None and role.endswith("resultmessage"))
 
 
-def _flagged_answer(part: dict[str, Any]) -> Answer:
-    """An item naming its call by ``call_id`` beside the content the tool returned, an
-    error flag raised when it failed (AutoGen's ``FunctionExecutionResult``: ``content``,
-    ``name``, ``call_id``, ``is_error``)."""
-    result = _result(part.get("content"))
-    if part.get("is_error") is True and result.error is None:
-        result = result._replace(error=_text(result.value) or "error")
-    return Answer(_id(part.get("call_id")), result)
+def _flagged_answer(part: dict[str, Any], id_key: str) -> Answer:
+    """An item naming its call (under ``id_key``) beside the content the tool returned,
+    an error flag ``is_error`` raised when it failed (Anthropic's ``tool_result`` block,
+    ``tool_use_id``; AutoGen's ``FunctionExecutionResult``, ``call_id``)."""
+    result = _failed_if(_result(part.get("content")), part.get("is_error") is True)
+    return Answer(_id(part.get(id_key)), result)
+
+
+def _failed_if(result: ToolResult, failed: bool) -> ToolResult:
+    """``result``, failed when ``failed`` says so and it reports no error of its own:
+    its text is the error (``error`` when it has none)."""
+    if not failed or result.error is not None:
+        return result
+    return result._replace(error=_text(result.value) or "error")
 
 
 def _repr_answer(part: dict[str, Any]) -> Answer:
     origin = part.get("origin")
     call_id = origin.get("id") if isinstance(origin, dict) else None
-    result = _result(part.get("result"))
-    if part.get("error") is True and result.error is None:
-        result = result._replace(error=_text(result.value) or "error")
-    return Answer(_id(call_id), result)
+    return Answer(_id(call_id), _failed_if(_result(part.get("result")), part.get("error") is True))
 
 
 def _function_response(response: Any, text_envelope: bool = True) -> ToolResult:

@@ -95,12 +95,7 @@ def conversation_turns(tree: SpanTree, roles: Sequence[Role], llms: Sequence[Llm
 def turn_trace(trace: Trace, tree: SpanTree, turn: int) -> Trace:
     """The run of one turn: the subtree of span ``turn``, that span made its root, the
     spans in the trace's arrival order (which breaks ties of start times)."""
-    below, stack = {turn}, [turn]
-    while stack:
-        for kid in tree.children(stack.pop()):
-            if kid not in below:
-                below.add(kid)
-                stack.append(kid)
+    below = _subtree(tree, turn)
     spans = [
         span._replace(parent_span_id=b"") if i == turn else span
         for i, span in enumerate(tree.spans)
@@ -121,13 +116,20 @@ def _containers(tree: SpanTree, level: Sequence[int]) -> dict[int, int]:
     """Each span below (and at) ``level`` → the span of ``level`` it is under."""
     top_of: dict[int, int] = {}
     for top in level:
-        stack = [top]
-        while stack:
-            i = stack.pop()
-            if i not in top_of:
-                top_of[i] = top
-                stack.extend(tree.children(i))
+        for i in _subtree(tree, top):
+            top_of.setdefault(i, top)
     return top_of
+
+
+def _subtree(tree: SpanTree, top: int) -> set[int]:
+    """Span ``top`` and every span below it (cycle-safe)."""
+    below, stack = {top}, [top]
+    while stack:
+        for kid in tree.children(stack.pop()):
+            if kid not in below:
+                below.add(kid)
+                stack.append(kid)
+    return below
 
 
 class _Request(NamedTuple):
