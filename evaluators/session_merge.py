@@ -36,9 +36,11 @@ def merge_session(turns: Sequence[Trajectory]) -> Trajectory:
     resource attributes the first turn's; ``agents`` and ``conventions`` the union
     in order. ``failed`` if any turn failed (``error``: the first failed turn's);
     ``incomplete`` if any turn was. ``latency_s`` runs from the first turn's start
-    to the latest end of any turn. ``trace_id`` and ``root_span_id`` are the
-    **last** turn's, so results, exemplars and evaluation spans attach to a real
-    trace; token totals add up on their own (they are sums over the steps).
+    to the latest end of any turn. ``evald.session.trace_ids`` names each trace the
+    turns come from once, in turn order (the turns of a conversation recorded in one
+    trace share its id). ``trace_id`` and ``root_span_id`` are the **last** turn's,
+    so results, exemplars and evaluation spans attach to a real trace; token totals
+    add up on their own (they are sums over the steps).
     """
     if not turns:
         raise ValueError("a session has at least one turn")
@@ -60,7 +62,7 @@ def merge_session(turns: Sequence[Trajectory]) -> Trajectory:
         attributes={
             **first.attributes,
             TURNS_ATTRIBUTE: len(ordered),
-            TRACE_IDS_ATTRIBUTE: tuple(turn.trace_id for turn in ordered),
+            TRACE_IDS_ATTRIBUTE: tuple(dict.fromkeys(turn.trace_id for turn in ordered)),
         },
     )
 
@@ -72,7 +74,8 @@ def session_turns(trajectory: Trajectory) -> int | None:
 
 
 def session_trace_ids(trajectory: Trajectory) -> tuple[str, ...]:
-    """The trace ids of a session trajectory's turns, in turn order (``()`` for a trace)."""
+    """The trace ids of a session trajectory's turns, each once, in turn order (``()``
+    for a trace)."""
     ids = trajectory.attributes.get(TRACE_IDS_ATTRIBUTE) if session_turns(trajectory) else None
     return tuple(str(ident) for ident in ids) if isinstance(ids, tuple) else ()
 

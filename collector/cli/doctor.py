@@ -2,9 +2,10 @@
 
 ``evald doctor PATH...`` reads trace files (as ``evald replay`` does, specs aside);
 ``evald doctor --live`` asks a running daemon (``GET /debug/services`` on its admin
-port). Per service it prints the conventions recognised, tool and model calls per
-trace, and each gap with the share of traces it affects and the setting that closes
-it for the instrumentation in use (``evaluators.gaps``).
+port). Per service it prints the traces read and the agent runs they held (a
+conversation recorded in one trace is one run per turn), the conventions recognised,
+tool and model calls per run, and each gap with the share of runs it affects and the
+setting that closes it for the instrumentation in use (``evaluators.gaps``).
 """
 
 from __future__ import annotations
@@ -79,17 +80,20 @@ def write_digest(digest: dict[str, Any], out: TextIO) -> None:
     if not digest:
         out.write("no traces\n")
     for service, stats in digest.items():
-        skipped = stats.get("skipped", 0)
-        out.write(f"{service}: {stats.get('traces', 0)} trace(s), {skipped} not agent runs\n")
+        traces, runs, skipped = (stats.get(key, 0) for key in ("traces", "runs", "skipped"))
+        out.write(f"{service}: {traces} trace(s), {skipped} not agent runs")
+        if runs + skipped != traces:  # some trace held a conversation: one run per turn
+            out.write(f"; {runs} agent run(s) (a conversation in one trace: one per turn)")
+        out.write("\n")
         conventions = ", ".join(f"{name} ({n})" for name, n in stats.get("conventions", {}).items())
         out.write(f"  conventions: {conventions or 'none recognised'}\n")
         out.write(
-            f"  per trace: {stats.get('tool_calls_per_trace', 0)} tool call(s), "
-            f"{stats.get('llm_calls_per_trace', 0)} model call(s)\n"
+            f"  per run: {stats.get('tool_calls_per_run', 0)} tool call(s), "
+            f"{stats.get('llm_calls_per_run', 0)} model call(s)\n"
         )
         gaps = stats.get("gaps", {})
         if not gaps:
             out.write("  gaps: none\n")
         for gap, found in gaps.items():
             share = 100 * float(found.get("share", 0.0))
-            out.write(f"  gap {gap}: {share:.0f}% of traces; {found.get('setting', '')}\n")
+            out.write(f"  gap {gap}: {share:.0f}% of runs; {found.get('setting', '')}\n")

@@ -1,8 +1,9 @@
 """What each service's traces carry: the data behind ``evald doctor``.
 
-Per service: traces seen (and skipped as no agent run), the instrumentation
-conventions recognised, tool and model calls per trace, and how many traces each
-gap affects (``evaluators.gaps``). Bounded: at most ``max_services`` services are
+Per service: traces seen (and skipped as no agent run), the agent runs they held (one
+per trace, or one per turn of a conversation recorded in one trace), the
+instrumentation conventions recognised, tool and model calls per run, and how many runs
+each gap affects (``evaluators.gaps``). Bounded: at most ``max_services`` services are
 tracked (later ones are counted under ``other``), a few numbers each. Thread-safe.
 """
 
@@ -25,20 +26,27 @@ DEFAULT_MAX_SERVICES = 200
 
 @dataclass
 class ServiceStats:
-    """One service's counts."""
+    """One service's counts. ``traces`` counts a trace once however many runs (turns) it
+    held: the runs of one trace are written one after the other (``TraceProcessor``), so
+    a run of the trace written just before is not a new trace."""
 
     traces: int = 0
     skipped: int = 0
+    runs: int = 0
     tool_calls: int = 0
     llm_calls: int = 0
     conventions: Counter[str] = field(default_factory=Counter)
     gaps: Counter[str] = field(default_factory=Counter)
+    last_trace_id: str = ""
 
     def add(self, trajectory: Trajectory) -> None:
-        self.traces += 1
+        if trajectory.trace_id != self.last_trace_id or not trajectory.trace_id:
+            self.traces += 1
+            self.last_trace_id = trajectory.trace_id
         if trajectory.skip_reason is not None:
             self.skipped += 1
             return
+        self.runs += 1
         for step in trajectory.steps:  # one pass, and no Counter.update: per trace
             kind = step.kind
             if kind is StepKind.TOOL:
@@ -54,24 +62,26 @@ class ServiceStats:
     def merge(self, other: ServiceStats) -> None:
         self.traces += other.traces
         self.skipped += other.skipped
+        self.runs += other.runs
         self.tool_calls += other.tool_calls
         self.llm_calls += other.llm_calls
         self.conventions.update(other.conventions)
         self.gaps.update(other.gaps)
 
     def to_json(self) -> dict[str, Any]:
-        runs = self.traces - self.skipped
+        runs = self.runs
         conventions = sorted(self.conventions)
         content_recorded = not self.gaps.get(CONTENT)  # every run recorded message content
         return {
             "traces": self.traces,
             "skipped": self.skipped,
+            "runs": runs,
             "conventions": dict(sorted(self.conventions.items())),
-            "tool_calls_per_trace": round(self.tool_calls / runs, 2) if runs else 0.0,
-            "llm_calls_per_trace": round(self.llm_calls / runs, 2) if runs else 0.0,
+            "tool_calls_per_run": round(self.tool_calls / runs, 2) if runs else 0.0,
+            "llm_calls_per_run": round(self.llm_calls / runs, 2) if runs else 0.0,
             "gaps": {
                 gap: {
-                    "traces": count,
+                    "runs": count,
                     "share": round(count / runs, 4) if runs else 0.0,
                     "setting": setting_for(
                         conventions, gap, content_recorded, model_calls=self.llm_calls > 0

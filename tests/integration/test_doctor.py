@@ -34,8 +34,8 @@ def test_doctor_on_files_names_each_gap_and_its_setting(
     printed = capsys.readouterr().out
     assert "shop-agent: 2 trace(s), 0 not agent runs" in printed
     assert "conventions: otel_genai (2)" in printed
-    assert "per trace: 2.0 tool call(s), 0.0 model call(s)" in printed
-    assert "gap tool_args: 100% of traces; enable message content capture" in printed
+    assert "per run: 2.0 tool call(s), 0.0 model call(s)" in printed
+    assert "gap tool_args: 100% of runs; enable message content capture" in printed
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in printed
     assert main(["--log-level", "ERROR", "doctor", str(runs), "--json"]) == 0
     digest = json.loads(capsys.readouterr().out)
@@ -76,4 +76,4 @@ def test_doctor_live_reads_a_running_daemon(
         with urllib.request.urlopen(admin + "/debug/services", timeout=5) as response:
             assert json.loads(response.read())["shop-agent"]["traces"] == 1
         assert main(["doctor", "--live", "--admin", admin]) == 0
-    assert "gap tool_args: 100% of traces" in capsys.readouterr().out
+    assert "gap tool_args: 100% of runs" in capsys.readouterr().out

@@ -81,6 +81,20 @@ def test_ids_are_the_last_turns_and_context_the_first_turns() -> None:
     assert session_trace_ids(merged) == (first.trace_id, last.trace_id)
 
 
+def test_turns_recorded_in_one_trace_name_that_trace_once() -> None:
+    """A conversation recorded in one trace is one run per turn (ADR 0028): its turns
+    share the trace id, which the session names once, in turn order."""
+    shared = f"{7:032x}"
+    turns = [
+        turn(1, (), start_s=1, trace_id=shared),
+        turn(2, (), start_s=2),
+        turn(3, (), start_s=3, trace_id=shared),
+    ]
+    merged = merge_session(turns)
+    assert session_turns(merged) == 3
+    assert session_trace_ids(merged) == (shared, turns[1].trace_id)
+
+
 def test_failure_is_any_turns_and_the_error_the_first_failed_turns() -> None:
     turns = [
         turn(1, (), start_s=1),
