@@ -522,6 +522,81 @@ def test_labels_hold_whatever_the_scope_is_called(framework: str, scenario: str)
     assert_labels_hold(framework, expected, renamed)
 
 
+def _later_arrival(trace: Trace) -> Trace:
+    """The spans delivered latest-start first (a Collector or an exporter may deliver a
+    trace's spans in any order); spans that start together keep their order, which
+    alone says which of them ran first (``normalize.tree``)."""
+    order = sorted(trace.spans, key=lambda span: -span.start_unix_nano)
+    return trace._replace(spans=tuple(order))
+
+
+def _new_ids(trace: Trace) -> Trace:
+    """Every span id replaced, consistently (parents and log records follow): ids are
+    random, so no reading may depend on their values or their order."""
+    fresh = {span.span_id: bytes(8 - len(str(n))) + str(n).encode()
+             for n, span in enumerate(reversed(trace.spans), 1)}  # fmt: skip
+    return trace._replace(
+        spans=tuple(
+            span._replace(
+                span_id=fresh[span.span_id],
+                parent_span_id=fresh.get(span.parent_span_id, span.parent_span_id),
+            )
+            for span in trace.spans
+        )
+    )
+
+
+def _reversed_attributes(trace: Trace) -> Trace:
+    """Each span's attributes in the reverse order (attribute processors reorder them):
+    no reading may depend on which key came first."""
+    return trace._replace(
+        spans=tuple(
+            span._replace(attributes=dict(reversed(span.attributes.items())))
+            for span in trace.spans
+        )
+    )
+
+
+def _an_hour_later(trace: Trace) -> Trace:
+    """Every timestamp an hour later: only durations and order may count."""
+    hour = 3_600_000_000_000
+    return trace._replace(
+        spans=tuple(
+            span._replace(
+                start_unix_nano=span.start_unix_nano + hour,
+                end_unix_nano=span.end_unix_nano + hour,
+                events=tuple(
+                    event._replace(time_unix_nano=event.time_unix_nano + hour)
+                    for event in span.events
+                ),
+            )
+            for span in trace.spans
+        )
+    )
+
+
+EVIDENCE_KEPT = {
+    "later_arrival": _later_arrival,
+    "new_ids": _new_ids,
+    "reversed_attributes": _reversed_attributes,
+    "an_hour_later": _an_hour_later,
+}
+
+
+@pytest.mark.parametrize("change", sorted(EVIDENCE_KEPT))
+@pytest.mark.parametrize(("framework", "scenario"), SCENARIOS)
+def test_labels_hold_whatever_carries_no_evidence(
+    framework: str, scenario: str, change: str
+) -> None:
+    """Labels hold when what changes records nothing about the run: the order spans
+    arrive in, the values of ids, the order of a span's attributes, the clock's epoch.
+    A reading that depends on one of these would misread a framework delivered another
+    way (a Collector in between, another exporter, another SDK)."""
+    expected, traces = load(framework, scenario, "pb")
+    changed = {trace_id: EVIDENCE_KEPT[change](trace) for trace_id, trace in traces.items()}
+    assert_labels_hold(framework, expected, changed)
+
+
 def assert_labels_hold(framework: str, expected: dict[str, Any], traces: dict[str, Trace]) -> None:
     """Each turn's trajectory reproduces the labelled calls, errors, input, output, session."""
     skip_if_not_read(framework, expected["scenario"])
