@@ -50,6 +50,10 @@ SESSION_NOT_RECORDED = frozenset(
         # using_session's context attribute (copied only by FITracer) never reaches it, and
         # pydantic-ai's conversation_id is not recorded
         "pydantic-ai-traceai",
+        # Agent Framework's own spans (rewritten by OpenInference's processor) write
+        # gen_ai.conversation.id only for a provider-side conversation: the id given to a
+        # local AgentSession reaches no span, so OpenInference has no session.id to copy
+        "agent-framework-openinference",
     }
 )
 # Captures whose conversation id is new for every turn (AG2 starts a conversation per
