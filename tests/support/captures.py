@@ -144,6 +144,10 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
     # the same key on every model span below Langtrace's ``with_langtrace_root_span``
     # root (named after the agent, no attributes): rule 66 reads the root as the agent
     "llamaindex-langtrace": {"agent_name": "langtrace.span.name"},
+    # Langtrace's Agno span (Agent.arun, ended before the run: Agno's arun returns a
+    # coroutine) records the agent only under its own agno.agent.name, a sibling of the model
+    # spans below the with_langtrace_root_span root: rule 66 reads the root as that agent
+    "agno-langtrace": {"agent_name": "agno.agent.name"},
 }
 
 
@@ -216,6 +220,11 @@ NOT_READ = {
     " client's model spans): the refused refund is only the exception's text in the next"
     " request's tool message ('RefundWindowExpired: ...', no error word, no flag, no"
     " status), so it reads as an ordinary result",
+    "agno-langtrace/tool_error": "Langtrace records no tool span (its Agno instrumentation"
+    " wraps Agent.run/arun only, and that span ends before the run starts): the refused"
+    " refund is only the exception's text in the next request's tool message"
+    " ('RefundWindowExpired: ...', no error word; Agno's failure status is recorded"
+    " nowhere, every span OK), so it reads as an ordinary result",
     "llamaindex-openlit/tool_error": "OpenLIT records no tool span: the refused refund is"
     " only the exception's text in the next model request, with no error flag or status,"
     " so it reads as an ordinary result",
