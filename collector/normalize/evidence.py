@@ -14,10 +14,12 @@ is named: only the key's last two segments, a namespace the span's own name give
 values' shape. The request's last user text, the reply's text and the calls the reply
 requests (content parts, ``messages.content_part_calls``) are read like any convention's.
 
-Keys are looked up, never iterated (the normalizer reads only keys it can name: the
-decoder keeps a key by its ending, ``SUFFIXES``). Cost on a trace that needs none of it:
-nothing for a span whose name has no dot; else a few dict lookups per unclassified span
-(one per dot-prefix of its name and suffix asked), nothing parsed unless a key is found.
+Keys are looked up (the normalizer reads only keys it can name: the decoder keeps a key
+by its ending, ``SUFFIXES``); one rule finds keys by that ending alone, iterating a span's
+kept keys: an agent name a child records for its parent (``named_agents``, rule 99).
+Cost on a trace that needs none of it: nothing for a span whose name has no dot; else a
+few dict lookups per unclassified span (one per dot-prefix of its name and suffix
+asked), nothing parsed unless a key is found.
 """
 
 from __future__ import annotations

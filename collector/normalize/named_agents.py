@@ -19,14 +19,19 @@ it is where the spans directly below agree under the key the user maps as the ag
 name (``normalization.mappings.agent_name``): an unrecognised span some of whose
 children record its own name under that key (and none another), with a model call
 below it and no agent span of the trace recording that name, is that agent's run
-(rule 66). Keys are looked up, never iterated (the decoder keeps only keys that are
-named), so an unmapped key is not read.
+(rule 66). Unmapped, the key is any that ends in ``.agent.name`` (the GenAI
+conventions' ``gen_ai.agent.name``, a vendor's ``<ns>.agent.name``: Langtrace's Agno
+wrapper writes ``agno.agent.name`` on an ``Agent.arun`` span beside the model calls,
+under the user's root span named after the agent), the only keys of that form the
+decoder keeps (``evidence.SUFFIXES``); children that record two names under such keys
+name nothing.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from collector.core.records import AttrValue
 from collector.normalize import conventions
 from collector.normalize.handoffs import slug
 from collector.normalize.history import reply_authors
@@ -39,6 +44,7 @@ NAME: Final = "name"
 KEYS: Final[tuple[str, ...]] = (NAME,)
 _MAX_DEPTH: Final = 8  # levels below a candidate looked through for a model call
 _LLM: Final = frozenset({Role.LLM})
+_AGENT_NAME_KEY: Final = ".agent.name"  # (``evidence.AGENT_NAME``: kept by the decoder)
 
 
 def confirmed_agents(
@@ -48,7 +54,7 @@ def confirmed_agents(
     spans below confirm as an agent (module docstring); their roles become
     ``Role.AGENT`` in ``roles``."""
     mapped = mappings.agent_name if mappings is not None else None
-    found = _named_by_children(tree, roles, mapped, mappings) if mapped else {}
+    found = _named_by_children(tree, roles, mapped, mappings)
     found.update(_named_by_hand_over(tree, roles))
     found.update(_named_by_replies(tree, roles, mappings, found))
     return found
@@ -94,11 +100,11 @@ def _last_model_call(tree: SpanTree, roles: list[Role], top: int, own: str) -> i
 
 
 def _named_by_children(
-    tree: SpanTree, roles: list[Role], key: str, mappings: Mappings | None
+    tree: SpanTree, roles: list[Role], key: str | None, mappings: Mappings | None
 ) -> dict[int, str]:
-    """Rule 66 (module docstring): ``key`` is the mapped agent-name key. A name an agent
-    span of the trace records is that span's: a plain span of the same name around it
-    (a wrapper) is not the agent a second time."""
+    """Rule 66 (module docstring): ``key`` is the mapped agent-name key (None: any key
+    ending in ``.agent.name``). A name an agent span of the trace records is that span's:
+    a plain span of the same name around it (a wrapper) is not the agent a second time."""
     found: dict[int, str] = {}
     recorded: set[str] | None = None  # (the agent spans' names: looked up once, if asked)
     for i, span in enumerate(tree.spans):
@@ -124,16 +130,22 @@ def _agent_names(tree: SpanTree, roles: list[Role], mappings: Mappings | None) -
     }
 
 
-def _name_below(tree: SpanTree, i: int, key: str) -> str | None:
-    """The agent name span ``i``'s children record under ``key``, when those that
-    record one agree; else None."""
+def _name_below(tree: SpanTree, i: int, key: str | None) -> str | None:
+    """The agent name span ``i``'s children record under ``key`` (None: under any key
+    ending in ``.agent.name``), when those that record one agree; else None."""
     named: str | None = None
     for kid in tree.children(i):
-        value = tree.spans[kid].attributes.get(key)
-        if isinstance(value, str):
-            if named is not None and value != named:
+        attributes = tree.spans[kid].attributes
+        values: list[AttrValue]
+        if key is not None:
+            value = attributes.get(key)
+            values = [value] if isinstance(value, str) else []
+        else:
+            values = [attributes[k] for k in attributes if k.endswith(_AGENT_NAME_KEY)]
+        for found in values:
+            if not isinstance(found, str) or (named is not None and found != named):
                 return None
-            named = value
+            named = found
     return named
 
 

@@ -769,7 +769,9 @@ class RecordingAttributes(Mapping[str, AttrValue]):
         return key in self._data
 
     def __iter__(self) -> Iterator[str]:
-        raise AssertionError("the normalizer must not iterate over attributes")
+        # Iterating is how a key is found by an ending the decoder keeps (rule 99's
+        # ``*.agent.name``); each key then read goes through ``__getitem__``, checked below.
+        return iter(self._data)
 
     def __len__(self) -> int:
         return len(self._data)

@@ -144,10 +144,6 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
     # the same key on every model span below Langtrace's ``with_langtrace_root_span``
     # root (named after the agent, no attributes): rule 66 reads the root as the agent
     "llamaindex-langtrace": {"agent_name": "langtrace.span.name"},
-    # Langtrace's Agno span (Agent.arun, ended before the run: Agno's arun returns a
-    # coroutine) records the agent only under its own agno.agent.name, a sibling of the model
-    # spans below the with_langtrace_root_span root: rule 66 reads the root as that agent
-    "agno-langtrace": {"agent_name": "agno.agent.name"},
 }
 
 
