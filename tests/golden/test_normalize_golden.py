@@ -213,6 +213,7 @@ CAPTURED = {
     "llamaindex-laminar",
     "strands-mlflow",
     "pydantic-ai-traceai",
+    "autogen-agentchat-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
