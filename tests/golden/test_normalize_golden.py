@@ -215,6 +215,7 @@ CAPTURED = {
     "pydantic-ai-traceai",
     "agent-framework-openinference",
     "agno-langtrace",
+    "autogen-agentchat-agentops",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -93,6 +93,7 @@ SERVICE_FIXED_BY_SDK = frozenset(
         "dspy-traceai",
         "ag2-agentops",
         "pydantic-ai-traceai",
+        "autogen-agentchat-agentops",
     }
 )
 # Captures no example spec can select: the SDK fixes ``service.name`` and no agent name is
