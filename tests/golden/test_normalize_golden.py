@@ -216,6 +216,7 @@ CAPTURED = {
     "agent-framework-openinference",
     "agno-langtrace",
     "autogen-agentchat-agentops",
+    "claude-agent-sdk-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -305,6 +306,10 @@ AGENT_NAME_NOT_RECORDED = {
     # the name is only ``current_agent_name`` inside the steps' traceloop.entity.output JSON
     # (and in the application's handle_turn lmnr.span.input, its serialized arguments)
     "llamaindex-laminar",
+    # OpenInference's Claude Agent SDK instrumentation: the run span is named after the
+    # method (``ClaudeAgentSDK.ClaudeSDKClient.receive_response``); the SDK has no name for its
+    # main agent (``agents=`` names subagents only), and agent.name is set on subagent spans only
+    "claude-agent-sdk-openinference",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
@@ -404,6 +409,11 @@ MODEL_CALLS_NOT_RECORDED = {
     "agno-agentops",
     # traceai-pydantic-ai 0.1.0 wraps Agent.run only: the run's token totals, no model span
     "pydantic-ai-traceai",
+    # OpenInference's Claude Agent SDK instrumentation: the model requests are made by the
+    # Claude Code CLI process, which it does not see; the run span's llm.output_messages.N
+    # are the SDK's AssistantMessages, one per content block (a reply with two tool_use blocks
+    # is two of them), and its token counts the turn's sums: no count of model requests
+    "claude-agent-sdk-openinference",
 }
 # (NO_CONTENT_RECORDED, support.captures): the trajectory states the gaps instead of
 # arguments, results, input and answer (evaluators answer "not recorded", never a

@@ -165,6 +165,9 @@ TOOL_PREFIXES = {
     "gemini-cli-otel": "mcp_music_store_",
     # opencode offers MCP tools to the model as "<server>_<tool>" (server "store")
     "opencode-cli-otel": "store_",
+    # the Claude Agent SDK's in-process MCP tools are offered by Claude Code as
+    # "mcp__<server>__<tool>"; OpenInference's tool spans and calls name only that
+    "claude-agent-sdk-openinference": "mcp__store__",
     # (mcp-agent offers them as "<server>_<tool>", but each call is the MCP server's span,
     # which names the tool bare: rule 84)
 }
