@@ -214,6 +214,7 @@ CAPTURED = {
     "strands-mlflow",
     "pydantic-ai-traceai",
     "agent-framework-openinference",
+    "wayflow-agentspec-openinference",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
