@@ -54,9 +54,33 @@ _SAYS_FAILED: Final = re.compile(r"(?i)\b(?:error|exception|failed|failure)\b")
 _MAX_SENTENCE_CHARS: Final = 600
 _OPENING_CHARS: Final = 64  # where those sentences must begin, quotes and white space allowed
 _NOTICE_CHARS: Final = 96  # where a failure notice's colon must be (its clause: 80 characters)
-_AFTER_ERROR_FIELD: Final = frozenset("\"'\\=")
+_AFTER_ERROR_FIELD: Final = frozenset("\"'\\=(")  # "(": an exception's repr (rule 100)
 _OPENING: Final = frozenset("\"'\\")
 _SPACE_ESCAPES: Final = frozenset("nrtfv")
+
+
+# What a Python exception object printed as is its repr, ``StoreError('RefundWindowExpired:
+# …')`` (the class, one quoted argument): a framework that keeps the exception a tool
+# raised as the tool's output (WayFlow's ``{'result': StoreError(...)}``, its outputs
+# printed with ``str()``) records nothing else of the failure (rule 100). The whole text
+# is the repr, or the repr is the one value of a one-key dict's repr.
+_EXCEPTION_REPR: Final = re.compile(
+    r"(?P<open>\{\s*'\w+'\s*:\s*)?"
+    r"(?P<name>(?:[A-Z]\w*)?(?:Error|Exception))"
+    r"\((?:'(?P<single>(?:[^'\\\n]|\\.)*)'|\"(?P<double>(?:[^\"\\\n]|\\.)*)\")\)"
+    r"(?(open)\s*\}|)"
+)
+
+
+def raised_repr(text: str) -> str | None:
+    """The failure an exception's repr states (``Name: message``) when ``text`` is one
+    (``_EXCEPTION_REPR``), else None."""
+    found = _EXCEPTION_REPR.fullmatch(text.strip())
+    if found is None:
+        return None
+    quoted = found["single"] if found["single"] is not None else found["double"]
+    message = quoted.encode("latin-1", "backslashreplace").decode("unicode_escape", "replace")
+    return f"{found['name']}: {message}" if message else str(found["name"])
 
 
 def error_text(text: str) -> str | None:

@@ -41,7 +41,7 @@ import re
 from typing import Any, Final, NamedTuple
 
 from collector.core.records import AttrValue
-from collector.normalize.error_text import error_hint, error_text
+from collector.normalize.error_text import error_hint, error_text, raised_repr
 from collector.normalize.messages import text_of_content
 from collector.normalize.reprs import (
     fields_repr,
@@ -106,6 +106,9 @@ def parse_result(value: AttrValue, tool: str | None = None, inner: bool = False)
         return parse_result(obj, tool, inner=True)
     if obj is INVALID:
         obj = python_literal(value)
+        raised = raised_repr(value) if obj is INVALID else None
+        if raised is not None:  # an exception object kept as the output (rule 100)
+            return ToolResult(value, None, raised)
     from_repr = False  # (an object's repr: a framework's record may be one, ``_execution_record``)
     if obj is INVALID and looks_like_object_repr(value):
         obj, from_repr = object_repr(value), True

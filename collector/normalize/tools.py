@@ -30,6 +30,7 @@ from collector.normalize.conventions import (
     vercel,
     voltagent,
 )
+from collector.normalize.declared_outputs import single_output, unwrapped
 from collector.normalize.errors import span_error
 from collector.normalize.mappings import Mappings
 from collector.normalize.results import ToolResult, parse_result
@@ -148,10 +149,7 @@ class ToolDraft:
             self.raw_arguments = raw_args
         else:
             self._arguments = parse_arguments(raw_args)
-        if isinstance(raw_result, str) and can_defer_result(raw_result, own_id):
-            self.raw_result = raw_result
-        else:
-            self._result = parse_result(raw_result, self.name)
+        self._read_result(span, raw_result, own_id)
         if found is None and self._arguments is not None:
             found = self._arguments.call_id
         if found is None and self._result is not None:
@@ -164,6 +162,18 @@ class ToolDraft:
         elif error is not None and isinstance(raw_result, str):
             error = _explained(error, raw_result)
         self.error: str | None = error if error is not None else flagged
+
+    def _read_result(self, span: Span, raw_result: AttrValue, own_id: bool) -> None:
+        """Defer the result's parsing when nothing but its value is left to read (module
+        docstring), else parse it now: unwrapped from the runtime's object around the
+        tool's one declared output (``declared_outputs``, rule 101)."""
+        output = single_output(span) if span.events else None
+        if output is None and isinstance(raw_result, str) and can_defer_result(raw_result, own_id):
+            self.raw_result = raw_result
+            return
+        self._result = parse_result(raw_result, self.name)
+        if output is not None:
+            self._result = unwrapped(self._result, output)
 
     @property
     def arguments(self) -> Arguments:

@@ -62,36 +62,62 @@ class Run(NamedTuple):
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
     # One replay per capture: replay reads each signal's files in the order given, as
     # written in time order (docs/replay-and-compare.md), and captures of different
-    # days given in path order are not.
-    lines = []
+    # days given in path order are not. A capture whose scenarios share a trace id (an
+    # instrumentation that makes the whole process one trace) is replayed per scenario.
+    lines: dict[tuple[str, str | None], list[Line]] = {}
     scratch = tmp_path_factory.mktemp("labels")
     # (captures evald does not read right yet are kept out: support.captures.NOT_READ)
     # and those no example spec can select: support.captures.UNSELECTABLE)
     for folder in sorted(p for p in TRACES.iterdir() if p.is_dir() and p.name not in SKIPPED):
-        results = scratch / f"{folder.name}.jsonl"
         inputs = sorted(  # log records too
             str(path)
             for path in folder.glob("*.jsonl")
             if not_read(folder.name, path.name.split(".")[0]) is None
         )
-        specs = str(SPECS)
-        if folder.name in SERVICE_FIXED_BY_SDK:
-            specs = specs_by_agent(scratch / "by-agent")
-        args = ["--log-level", "WARNING", "replay", *inputs, "--spec", specs]
-        if folder.name in USER_MAPPINGS:  # as a user of that instrumentation configures it
-            config = scratch / f"{folder.name}.yaml"
-            mappings = {"normalization": {"mappings": USER_MAPPINGS[folder.name]}}
-            config.write_text(json.dumps(mappings))
-            args[3:3] = ["--config", str(config)]
-        report = str(results.with_suffix(".txt"))
-        main([*args, "--results-out", str(results), "--report-out", report])
-        lines += [json.loads(line) for line in results.read_text().splitlines()]
+        if _scenarios_share_traces(folder):
+            for scenario in sorted({Path(path).name.split(".")[0] for path in inputs}):
+                mine = [path for path in inputs if Path(path).name.split(".")[0] == scenario]
+                key = (folder.name, scenario)
+                lines[key] = _replayed(folder, mine, scratch / f"{folder.name}-{scenario}")
+        else:
+            lines[(folder.name, None)] = _replayed(folder, inputs, scratch / folder.name)
     found = []
     for expected in labelled():
         labels = json.loads(expected.read_text())
-        mine = [line for line in lines if line["trace_id"] in labels["trace_ids"]]
-        found.append(Run(expected.parent.name, labels["scenario"], labels, mine))
+        folder = expected.parent.name
+        replayed = lines.get((folder, labels["scenario"]), lines.get((folder, None), []))
+        mine = [line for line in replayed if line["trace_id"] in labels["trace_ids"]]
+        found.append(Run(folder, labels["scenario"], labels, mine))
     return found
+
+
+def _scenarios_share_traces(folder: Path) -> bool:
+    seen: set[str] = set()
+    for expected in folder.glob("*.expected.json"):
+        ids = set(json.loads(expected.read_text())["trace_ids"])
+        if ids & seen:
+            return True
+        seen |= ids
+    return False
+
+
+def _replayed(folder: Path, inputs: list[str], out: Path) -> list[Line]:
+    """The results lines of one ``evald replay`` of ``inputs`` with the example specs, as
+    a user of the capture's instrumentation configures it."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.jsonl"
+    specs = str(SPECS)
+    if folder.name in SERVICE_FIXED_BY_SDK:
+        specs = specs_by_agent(out / "by-agent")
+    args = ["--log-level", "WARNING", "replay", *inputs, "--spec", specs]
+    if folder.name in USER_MAPPINGS:  # as a user of that instrumentation configures it
+        config = out / "evald.yaml"
+        mappings = {"normalization": {"mappings": USER_MAPPINGS[folder.name]}}
+        config.write_text(json.dumps(mappings))
+        args[3:3] = ["--config", str(config)]
+    report = str(out / "report.txt")
+    main([*args, "--results-out", str(results), "--report-out", report])
+    return [json.loads(line) for line in results.read_text().splitlines()]
 
 
 def specs_by_agent(folder: Path) -> str:

@@ -364,20 +364,13 @@ NOT_READ = {
     " or tool span, call id, argument, result, parallel pair or the refused refund (run"
     " status OK) is recorded anywhere, so every call label is a gap, not a misread; no"
     " session (traceAI's using_session reaches only FITracer spans)",
-    "wayflow-agentspec-openinference": "OpenInference's agentspec processor writes each"
-    " tool span's output.value as the Agent Spec outputs envelope, the tool's declared"
-    ' outputs by title ({"result": {...}}; the title also in the ToolExecutionResponse'
-    " event's tool.outputs.0.title): every result reads as the envelope, not the returned"
-    " value. tool_error: the refused refund's span has status UNSET, no exception event,"
-    " and output.value the str() of that envelope holding the exception object, {'result':"
-    " StoreError('RefundWindowExpired: ...')} (an object repr with a positional argument,"
-    " no error word at its start): it reads as an ordinary result. multi_turn: the process"
-    " is one trace (the trace id is made from the instrumentor's one Agent Spec Trace), the"
-    " three turns three top-level AGENT spans under its never-exported RootSpan: read as"
-    " one run (7 model steps each, turn 1's input, turn 3's answer); rule 85 finds no"
-    " request to compare, as history does not read OpenInference's flattened"
-    " llm.input_messages.N.message.*. Calls, order, arguments, call ids, the parallel pair,"
-    " model steps, input, answer and agent of the one-turn runs read right",
+    "wayflow-agentspec-openinference/multi_turn": "the process is one trace (the trace id"
+    " is made from the instrumentor's one Agent Spec Trace): the three turns are three"
+    " top-level AGENT spans under its never-exported RootSpan, read as one run (7 model"
+    " steps each, turn 1's input, turn 3's answer). Rule 85 would split them on evidence,"
+    " but the requests it compares are OpenInference's flattened llm.input_messages.N,"
+    " of which the decoder keeps the first four (the history grows on every model span),"
+    " and the history's tool requests and results carry no call ids or tool_calls",
 }
 
 

@@ -3,9 +3,13 @@ of the shapes the session's captures showed, never keyed to a library's names.""
 
 from __future__ import annotations
 
-from support.span_kit import genai_chat, run, span
+from typing import Any
 
+from support.span_kit import genai_agent, genai_chat, genai_tool, run, span
+
+from collector.core.records import AttrValue, Span
 from collector.normalize import Mappings
+from evaluators.trajectory import Trajectory
 
 
 def test_a_span_its_children_name_under_a_dot_agent_name_key_is_that_agent() -> None:
@@ -58,3 +62,86 @@ def test_a_mapped_key_is_read_as_before() -> None:
     assert run(*spans).agent is None
     mapped = Mappings.model_validate({"agent_name": "x.turn.agent_name"})
     assert run(*spans, mappings=mapped).agent == "music_store_support"
+
+
+def tool_with_result(result: str, **extra: Any) -> Trajectory:
+    """An agent run whose one tool span records its own call id and ``result``."""
+    return run(
+        genai_agent(),
+        genai_tool(
+            2,
+            "refund",
+            '{"invoice_id": 877}',
+            call_id="c1",
+            **{"gen_ai.tool.call.result": result},
+            **extra,
+        ),
+    )
+
+
+def test_an_exception_kept_as_the_output_is_the_calls_failure() -> None:
+    """Rule 100: the repr of an exception object (its class, one quoted argument), the
+    whole text or the one value of a one-key dict's repr: WayFlow's ``{'result':
+    StoreError('...')}``. Found though the span records its own call id (such a text is
+    never deferred unparsed)."""
+    cases = {
+        "{'result': StoreError('RefundWindowExpired: invoice 877')}":
+            "StoreError: RefundWindowExpired: invoice 877",
+        "StoreError('RefundWindowExpired: invoice 877')":
+            "StoreError: RefundWindowExpired: invoice 877",
+        'ValueError("it\\\'s \\\\ late")': "ValueError: it's \\ late",
+        "Exception('')": "Exception",
+    }  # fmt: skip
+    for text, error in cases.items():
+        step = tool_with_result(text).tool_calls[0]
+        assert step.error == error, text
+
+
+def test_what_is_no_exception_repr_is_a_result() -> None:
+    texts = [
+        "{'result': StoreError('x'), 'other': 1}",  # two keys
+        "StoreError('x', 2)",  # two arguments
+        "TrackInfo('Money')",  # no exception class
+        "Retry after ValueError('x')",  # a text about one
+        "{'result': 'ValueError'}",
+    ]
+    for text in texts:
+        assert tool_with_result(text).tool_calls[0].error is None, text
+
+
+def declaring(*titles: str) -> tuple[tuple[str, dict[str, AttrValue]], ...]:
+    """A tool span's events declaring its outputs by title (Agent Spec Tracing)."""
+    declared: dict[str, AttrValue] = {
+        f"tool.outputs.{i}.title": title for i, title in enumerate(titles)
+    }
+    return (("ToolExecutionRequest", declared), ("ToolExecutionResponse", declared))
+
+
+def oi_tool_with_events(output: str, events: tuple[tuple[str, dict[str, AttrValue]], ...]) -> Span:
+    return span(2, "ToolExecutionSpan", {
+        "openinference.span.kind": "TOOL", "tool.name": "lookup_invoice",
+        "tool_call.id": "c1", "input.value": '{"invoice_id": 1042}', "output.value": output,
+    }, parent=1, events=events)  # fmt: skip
+
+
+def test_a_tools_one_declared_output_is_what_it_returned() -> None:
+    """Rule 101: the span's events declare the tool's one output ``result``, and the
+    recorded output is the object ``{"result": ...}`` the runtime built: the value."""
+    output = '{"result": {"invoice_id": 1042, "total": 2.97}}'
+    trajectory = run(genai_agent(), oi_tool_with_events(output, declaring("result")))
+    assert trajectory.tool_calls[0].result == {"invoice_id": 1042, "total": 2.97}
+    failed = run(genai_agent(), oi_tool_with_events('{"result": "Error: refused"}',
+                                                    declaring("result")))  # fmt: skip
+    assert failed.tool_calls[0].error == "Error: refused"
+
+
+def test_an_object_is_kept_without_one_declared_output() -> None:
+    output = '{"result": {"invoice_id": 1042}}'
+    two = run(genai_agent(), oi_tool_with_events(output, declaring("result", "status")))
+    none = run(genai_agent(), oi_tool_with_events(output, ()))
+    other = run(genai_agent(), oi_tool_with_events(output, declaring("invoice")))
+    disagreeing = run(genai_agent(), oi_tool_with_events(
+        output, (("ToolExecutionRequest", {"tool.outputs.0.title": "value"}),
+                 ("ToolExecutionResponse", {"tool.outputs.0.title": "result"}))))  # fmt: skip
+    for trajectory in (two, none, other, disagreeing):
+        assert trajectory.tool_calls[0].result == {"result": {"invoice_id": 1042}}
