@@ -218,6 +218,7 @@ CAPTURED = {
     "autogen-agentchat-agentops",
     "claude-agent-sdk-openinference",
     "wayflow-agentspec-openinference",
+    "strands-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
