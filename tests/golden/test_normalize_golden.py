@@ -219,6 +219,7 @@ CAPTURED = {
     "claude-agent-sdk-openinference",
     "wayflow-agentspec-openinference",
     "strands-openlit",
+    "mastra-laminar",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex
@@ -312,6 +313,10 @@ AGENT_NAME_NOT_RECORDED = {
     # method (``ClaudeAgentSDK.ClaudeSDKClient.receive_response``); the SDK has no name for its
     # main agent (``agents=`` names subagents only), and agent.name is set on subagent spans only
     "claude-agent-sdk-openinference",
+    # Mastra's Laminar exporter: the agent is only in the run span's name
+    # (``agent run: 'music_store_support'``); no key names it (Mastra's metadata holds runId,
+    # and threadId/resourceId with a memory thread)
+    "mastra-laminar",
 }
 # Multi-agent captures: the agent the run starts in, and the sub-agent that ran the
 # store's tools (each executed tool step is that agent's).
