@@ -157,7 +157,8 @@ def legacy_messages(span: Span) -> list[dict[str, Any]] | None:
         return None
     messages: list[dict[str, Any]] = []
     for prefix, role in prompt:
-        message: dict[str, Any] = {"role": role, "content": attributes.get(prefix + "content")}
+        content = json_ready(attributes.get(prefix + "content"))  # (any OTLP value: bytes too)
+        message: dict[str, Any] = {"role": role, "content": content}
         calls = [
             {"id": call.call_id, "type": "function",
              "function": {"name": call.name,
@@ -171,7 +172,7 @@ def legacy_messages(span: Span) -> list[dict[str, Any]] | None:
             calls.append(called)
         if calls:
             message["tool_calls"] = calls
-        call_id = attributes.get(prefix + "tool_call_id")
+        call_id = json_ready(attributes.get(prefix + "tool_call_id"))
         if call_id is not None:
             message["tool_call_id"] = call_id
         _function_response(attributes, prefix, message)

@@ -145,3 +145,32 @@ def test_an_object_is_kept_without_one_declared_output() -> None:
                  ("ToolExecutionResponse", {"tool.outputs.0.title": "result"}))))  # fmt: skip
     for trajectory in (two, none, other, disagreeing):
         assert trajectory.tool_calls[0].result == {"result": {"invoice_id": 1042}}
+
+
+def test_a_history_message_of_bytes_is_read_as_json_text() -> None:
+    """A legacy flattened request (``gen_ai.prompt.N.*``) whose tool message content is
+    an OTLP bytes value: the call rebuilt from it has a JSON-ready result (hex text),
+    and the trajectory serializes (found by the fuzz test, session 25)."""
+
+    def legacy_chat(n: int, prompt: list[tuple[str, AttrValue]], reply: dict[str, Any]) -> Span:
+        attributes: dict[str, AttrValue] = {"gen_ai.system": "openai", "llm.request.type": "chat",
+                                            "gen_ai.request.model": "m"}  # fmt: skip
+        for i, (role, content) in enumerate(prompt):
+            attributes[f"gen_ai.prompt.{i}.role"] = role
+            attributes[f"gen_ai.prompt.{i}.content"] = content
+        for key, value in reply.items():
+            attributes[f"gen_ai.completion.0.{key}"] = value
+        return span(n, "openai.chat", attributes, parent=1)
+
+    asked = legacy_chat(2, [("user", "Refund it.")], {
+        "role": "assistant", "tool_calls.0.id": "c1", "tool_calls.0.name": "refund",
+        "tool_calls.0.arguments": '{"invoice": 9}'})  # fmt: skip
+    answered = legacy_chat(3, [("user", "Refund it."), ("assistant", ""), ("tool", b"\xff\x00")],
+                           {"role": "assistant", "content": "Done."})  # fmt: skip
+    answered = answered._replace(attributes={
+        **answered.attributes, "gen_ai.prompt.1.tool_calls.0.id": "c1",
+        "gen_ai.prompt.1.tool_calls.0.name": "refund",
+        "gen_ai.prompt.1.tool_calls.0.arguments": '{"invoice": 9}',
+        "gen_ai.prompt.2.tool_call_id": "c1"})  # fmt: skip
+    trajectory = run(span(1, "turn", {}), asked, answered)  # (``run`` serializes it)
+    assert [(s.name, s.result) for s in trajectory.tool_calls] == [("refund", "ff00")]
