@@ -217,6 +217,7 @@ CAPTURED = {
     "agno-langtrace",
     "autogen-agentchat-agentops",
     "claude-agent-sdk-openinference",
+    "dynamiq-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

@@ -145,6 +145,9 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
     # the same key on every model span below Langtrace's ``with_langtrace_root_span``
     # root (named after the agent, no attributes): rule 66 reads the root as the agent
     "llamaindex-langtrace": {"agent_name": "langtrace.span.name"},
+    # OpenLIT's Dynamiq instrumentor writes the agent's name as gen_ai.agent.role on its
+    # dynamiq.agent_run span (no gen_ai.agent.name, the span not named invoke_agent <name>)
+    "dynamiq-openlit": {"agent_name": "gen_ai.agent.role"},
 }
 
 
@@ -360,6 +363,22 @@ NOT_READ = {
     " or tool span, call id, argument, result, parallel pair or the refused refund (run"
     " status OK) is recorded anywhere, so every call label is a gap, not a misread; no"
     " session (traceAI's using_session reaches only FITracer spans)",
+    "dynamiq-openlit": "Dynamiq's function-calling agent ends its loop with its own"
+    " provide_final_answer function: the answer exists only as that call's lone argument"
+    " ({'answer': ...}) in the last chat span's gen_ai.output.messages (a tool_call part"
+    " no later request answers), and OpenLIT's dynamiq.agent_run root records no output:"
+    " every run reads with the gap output and provide_final_answer as a requested call"
+    " that never ran (executed: false). The calls, call ids, arguments, results, order,"
+    " parallel pair, input and model steps read right, rebuilt from the litellm chat"
+    " spans' messages (no tool span: gap tool_timings). tool_error: the refused refund is"
+    " the tool message '[tool_error] ToolExecutionException: Tool 'refund' failed:"
+    " {'type': ..., 'message': 'RefundWindowExpired: ...', 'recoverable': True, ...}'"
+    " (every span OK), which error_text does not read past the leading [tool_error] tag:"
+    " an ordinary result. multi_turn: the session is only inside Python dict reprs on the"
+    " Memory spans (db.filter / db.metadata {'user_id': ..., 'session_id': ...}); those"
+    " spans (dynamiq.memory_search / dynamiq.memory_add, gen_ai.operation.name"
+    " invoke_agent, db.operation.name GET / ADD) read as nested agent steps. The agent is"
+    " read with the mapping (gen_ai.agent.role; blind, the run is 'dynamiq.agent_run')",
 }
 
 
