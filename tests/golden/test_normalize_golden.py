@@ -220,6 +220,7 @@ CAPTURED = {
     "wayflow-agentspec-openinference",
     "strands-openlit",
     "mastra-laminar",
+    "dynamiq-openlit",
 }
 # Instrumentations that record no agent name anywhere (client-level instrumentation,
 # or a framework whose run span is named after its class or method: LlamaIndex

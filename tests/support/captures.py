@@ -149,6 +149,9 @@ USER_MAPPINGS: dict[str, dict[str, str]] = {
     # the same key on every model span below Langtrace's ``with_langtrace_root_span``
     # root (named after the agent, no attributes): rule 66 reads the root as the agent
     "llamaindex-langtrace": {"agent_name": "langtrace.span.name"},
+    # OpenLIT's Dynamiq instrumentor writes the agent's name as gen_ai.agent.role on its
+    # dynamiq.agent_run span (no gen_ai.agent.name, the span not named invoke_agent <name>)
+    "dynamiq-openlit": {"agent_name": "gen_ai.agent.role"},
 }
 
 
@@ -390,6 +393,22 @@ NOT_READ = {
     " but the requests it compares are OpenInference's flattened llm.input_messages.N,"
     " of which the decoder keeps the first four (the history grows on every model span),"
     " and the history's tool requests and results carry no call ids or tool_calls",
+    "dynamiq-openlit": "Dynamiq's function-calling agent ends its loop with its own"
+    " provide_final_answer function: the answer exists only as that call's lone argument"
+    " ({'answer': ...}) in the last chat span's gen_ai.output.messages (a tool_call part"
+    " no later request answers), and OpenLIT's dynamiq.agent_run root records no output:"
+    " every run reads with the gap output and provide_final_answer as a requested call"
+    " that never ran (executed: false). The calls, call ids, arguments, results, order,"
+    " parallel pair, input and model steps read right, rebuilt from the litellm chat"
+    " spans' messages (no tool span: gap tool_timings). tool_error: the refused refund is"
+    " the tool message '[tool_error] ToolExecutionException: Tool 'refund' failed:"
+    " {'type': ..., 'message': 'RefundWindowExpired: ...', 'recoverable': True, ...}'"
+    " (every span OK), which error_text does not read past the leading [tool_error] tag:"
+    " an ordinary result. multi_turn: the session is only inside Python dict reprs on the"
+    " Memory spans (db.filter / db.metadata {'user_id': ..., 'session_id': ...}); those"
+    " spans (dynamiq.memory_search / dynamiq.memory_add, gen_ai.operation.name"
+    " invoke_agent, db.operation.name GET / ADD) read as nested agent steps. The agent is"
+    " read with the mapping (gen_ai.agent.role; blind, the run is 'dynamiq.agent_run')",
 }
 
 
