@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from collector.core.records import Span
+from collector.normalize.error_text import raised_repr
 from collector.normalize.results import ToolResult, result_of
 
 FIRST_TITLE: Final = "tool.outputs.0.title"
@@ -39,8 +40,12 @@ def single_output(span: Span) -> str | None:
 def unwrapped(result: ToolResult, title: str) -> ToolResult:
     """``result`` without the runtime's object around the one declared output, read as
     any result is (an error inside it is the call's), when the value is exactly that
-    object; else ``result`` as it is."""
+    object; the call's failure when it is that object's repr holding an exception
+    (``{'result': StoreError(...)}``, rule 100); else ``result`` as it is."""
     value = result.value
+    if result.error is None and isinstance(value, str):  # (the dict's repr, printed)
+        raised = raised_repr(value, title)
+        return result if raised is None else result._replace(error=raised)
     if result.error is not None or not isinstance(value, dict) or value.keys() != {title}:
         return result
     inner = result_of(value[title])

@@ -61,25 +61,32 @@ _SPACE_ESCAPES: Final = frozenset("nrtfv")
 
 # What a Python exception object printed as is its repr, ``StoreError('RefundWindowExpired:
 # …')`` (the class, one quoted argument): a framework that keeps the exception a tool
-# raised as the tool's output (WayFlow's ``{'result': StoreError(...)}``, its outputs
-# printed with ``str()``) records nothing else of the failure (rule 100). The whole text
-# is the repr, or the repr is the one value of a one-key dict's repr.
+# raised as the tool's output records nothing else of the failure (rule 100). The whole
+# text is the repr, or (WayFlow's ``{'result': StoreError(...)}``, its outputs printed
+# with ``str()``) the one value of a one-key dict's repr whose key is the tool's one
+# declared output (``declared_outputs``): any other key is a field a tool may return.
 _EXCEPTION_REPR: Final = re.compile(
-    r"(?P<open>\{\s*'\w+'\s*:\s*)?"
+    r"(?:\{\s*'(?P<key>\w+)'\s*:\s*)?"
     r"(?P<name>(?:[A-Z]\w*)?(?:Error|Exception))"
     r"\((?:'(?P<single>(?:[^'\\\n]|\\.)*)'|\"(?P<double>(?:[^\"\\\n]|\\.)*)\")\)"
-    r"(?(open)\s*\}|)"
+    r"(?(key)\s*\}|)"
 )
 
 
-def raised_repr(text: str) -> str | None:
+def raised_repr(text: str, key: str | None = None) -> str | None:
     """The failure an exception's repr states (``Name: message``) when ``text`` is one
-    (``_EXCEPTION_REPR``), else None."""
-    found = _EXCEPTION_REPR.fullmatch(text.strip())
-    if found is None:
+    (``_EXCEPTION_REPR``), or the one value of ``{key: ...}`` when ``key`` is given;
+    else None. Escapes are decoded; what cannot be text (a lone surrogate) stays
+    escaped."""
+    stripped = text.strip()
+    if stripped[-1:] not in (")", "}"):
+        return None  # (cheap: a long text that is no repr is not searched)
+    found = _EXCEPTION_REPR.fullmatch(stripped)
+    if found is None or found["key"] != key:
         return None
     quoted = found["single"] if found["single"] is not None else found["double"]
     message = quoted.encode("latin-1", "backslashreplace").decode("unicode_escape", "replace")
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return f"{found['name']}: {message}" if message else str(found["name"])
 
 

@@ -24,7 +24,7 @@ conventions' ``gen_ai.agent.name``, a vendor's ``<ns>.agent.name``: Langtrace's 
 wrapper writes ``agno.agent.name`` on an ``Agent.arun`` span beside the model calls,
 under the user's root span named after the agent), the only keys of that form the
 decoder keeps (``evidence.SUFFIXES``); children that record two names under such keys
-name nothing.
+name nothing, and agent spans among them are not asked (their name is their own).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _named_by_children(
         if (
             roles[i] is Role.OTHER
             and span.name.strip()
-            and _name_below(tree, i, key) == span.name
+            and _name_below(tree, roles, i, key) == span.name
             and role_below(tree, roles, i, _LLM, max_depth=_MAX_DEPTH)
         ):
             if recorded is None:
@@ -130,7 +130,7 @@ def _agent_names(tree: SpanTree, roles: list[Role], mappings: Mappings | None) -
     }
 
 
-def _name_below(tree: SpanTree, i: int, key: str | None) -> str | None:
+def _name_below(tree: SpanTree, roles: list[Role], i: int, key: str | None) -> str | None:
     """The agent name span ``i``'s children record under ``key`` (None: under any key
     ending in ``.agent.name``), when those that record one agree; else None."""
     named: str | None = None
@@ -140,6 +140,8 @@ def _name_below(tree: SpanTree, i: int, key: str | None) -> str | None:
         if key is not None:
             value = attributes.get(key)
             values = [value] if isinstance(value, str) else []
+        elif roles[kid] is Role.AGENT:
+            continue  # (an agent span's name is its own: a sub-agent's, or the wrapped one's)
         else:
             values = [attributes[k] for k in attributes if k.endswith(_AGENT_NAME_KEY)]
         for found in values:

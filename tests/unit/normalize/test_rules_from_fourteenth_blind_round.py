@@ -9,6 +9,9 @@ from support.span_kit import genai_agent, genai_chat, genai_tool, run, span
 
 from collector.core.records import AttrValue, Span
 from collector.normalize import Mappings
+from collector.normalize.detect import classify
+from collector.normalize.named_agents import confirmed_agents
+from collector.normalize.tree import SpanTree
 from evaluators.trajectory import Trajectory
 
 
@@ -23,6 +26,40 @@ def test_a_span_its_children_name_under_a_dot_agent_name_key_is_that_agent() -> 
     )
     assert trajectory.agent == "music_store_support"
     assert {step.agent for step in trajectory.steps} == {"music_store_support"}
+
+
+def chat_of(n: int, agent: str, parent: int = 1) -> Span:
+    """A model call under span ``parent`` that says which agent made it."""
+    chat = genai_chat(n, [], parent=parent, text="Done.")
+    return chat._replace(attributes={**chat.attributes, "gen_ai.agent.name": agent})
+
+
+def test_a_wrapper_around_the_agent_span_it_names_is_no_agent() -> None:
+    """A user's span named after the agent around the agent's own span (which records
+    the name, ``gen_ai.agent.name``), a model call beside it: one agent run, the span's;
+    the wrapper is not the agent a second time. A sub-agent among the children does not
+    stop a supervisor named by its own model calls."""
+    wrapped = (
+        span(1, "shop", {}),
+        span(
+            2,
+            "invoke_agent shop",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"},
+            parent=1,
+        ),
+        chat_of(3, "shop"),  # (its model call beside it says whose it is)
+    )
+    tree = SpanTree(wrapped)
+    roles = [classify(s, None)[0] for s in tree.spans]
+    assert confirmed_agents(tree, roles) == {}
+    supervisor = run(
+        span(1, "triage", {}),
+        chat_of(2, "triage"),
+        span(3, "invoke_agent billing", {"gen_ai.operation.name": "invoke_agent",
+                                         "gen_ai.agent.name": "billing"}, parent=1),
+        genai_chat(4, [], parent=3, text="Done."),
+    )  # fmt: skip
+    assert supervisor.agent == "triage"
 
 
 def test_no_name_without_the_match_a_model_call_or_agreement() -> None:
@@ -49,7 +86,22 @@ def test_no_name_without_the_match_a_model_call_or_agreement() -> None:
         span(2, "Agent.arun", {"agent_name": "music_store_support"}, parent=1),
         genai_chat(3, [], parent=1, text="Done."),
     )
-    assert [t.agent for t in (named_else, no_model, *disagreeing, bare_key)] == [None] * 5
+    across = [  # (two children, each one name: they disagree)
+        run(
+            span(1, "music_store_support", {}),
+            span(2, "a", {first: "music_store_support"}, parent=1),
+            span(3, "b", {second: "billing"}, parent=1),
+            genai_chat(4, [], parent=1, text="Done."),
+        )
+        for first, second in (("v.agent.name", "w.agent.name"), ("w.agent.name", "v.agent.name"))
+    ]
+    undotted = run(
+        span(1, "music_store_support", {}),
+        span(2, "Agent.arun", {"x.subagent.name": "music_store_support"}, parent=1),
+        genai_chat(3, [], parent=1, text="Done."),
+    )
+    cases = (named_else, no_model, *disagreeing, bare_key, *across, undotted)
+    assert [t.agent for t in cases] == [None] * len(cases)
 
 
 def test_a_mapped_key_is_read_as_before() -> None:
@@ -80,17 +132,16 @@ def tool_with_result(result: str, **extra: Any) -> Trajectory:
 
 
 def test_an_exception_kept_as_the_output_is_the_calls_failure() -> None:
-    """Rule 100: the repr of an exception object (its class, one quoted argument), the
-    whole text or the one value of a one-key dict's repr: WayFlow's ``{'result':
-    StoreError('...')}``. Found though the span records its own call id (such a text is
-    never deferred unparsed)."""
+    """Rule 100: the repr of an exception object (its class, one quoted argument) as the
+    whole result text. Found though the span records its own call id (such a text is
+    never deferred unparsed); escapes decoded, a lone surrogate kept escaped."""
     cases = {
-        "{'result': StoreError('RefundWindowExpired: invoice 877')}":
-            "StoreError: RefundWindowExpired: invoice 877",
         "StoreError('RefundWindowExpired: invoice 877')":
             "StoreError: RefundWindowExpired: invoice 877",
         'ValueError("it\\\'s \\\\ late")': "ValueError: it's \\ late",
         "Exception('')": "Exception",
+        "StoreError('a\\nb\\x41')": "StoreError: a\nbA",
+        "StoreError('\\ud800')": "StoreError: \\ud800",
     }  # fmt: skip
     for text, error in cases.items():
         step = tool_with_result(text).tool_calls[0]
@@ -100,8 +151,13 @@ def test_an_exception_kept_as_the_output_is_the_calls_failure() -> None:
 def test_what_is_no_exception_repr_is_a_result() -> None:
     texts = [
         "{'result': StoreError('x'), 'other': 1}",  # two keys
+        "{'status': 'ok', 'result': StoreError('x')}",
+        "{'result': StoreError('x')}",  # (no declared output: a field a tool may return)
+        "{'last_error': TimeoutError('upstream took 30s')}",
         "StoreError('x', 2)",  # two arguments
         "TrackInfo('Money')",  # no exception class
+        "myError('x')",  # (a class name opens with a capital)
+        "StoreError('x')}",
         "Retry after ValueError('x')",  # a text about one
         "{'result': 'ValueError'}",
     ]
@@ -133,6 +189,15 @@ def test_a_tools_one_declared_output_is_what_it_returned() -> None:
     failed = run(genai_agent(), oi_tool_with_events('{"result": "Error: refused"}',
                                                     declaring("result")))  # fmt: skip
     assert failed.tool_calls[0].error == "Error: refused"
+    raised = run(
+        genai_agent(),
+        oi_tool_with_events(
+            "{'result': StoreError('RefundWindowExpired: invoice 877')}", declaring("result")
+        ),
+    )
+    assert raised.tool_calls[0].error == "StoreError: RefundWindowExpired: invoice 877"
+    flagged = run(genai_agent(), oi_tool_with_events('{"error": "boom"}', declaring("error")))
+    assert flagged.tool_calls[0].error == "boom"  # (the error it reported is kept)
 
 
 def test_an_object_is_kept_without_one_declared_output() -> None:
@@ -140,11 +205,16 @@ def test_an_object_is_kept_without_one_declared_output() -> None:
     two = run(genai_agent(), oi_tool_with_events(output, declaring("result", "status")))
     none = run(genai_agent(), oi_tool_with_events(output, ()))
     other = run(genai_agent(), oi_tool_with_events(output, declaring("invoice")))
-    disagreeing = run(genai_agent(), oi_tool_with_events(
-        output, (("ToolExecutionRequest", {"tool.outputs.0.title": "value"}),
-                 ("ToolExecutionResponse", {"tool.outputs.0.title": "result"}))))  # fmt: skip
-    for trajectory in (two, none, other, disagreeing):
+    disagreeing = [
+        run(genai_agent(), oi_tool_with_events(output, (
+            ("ToolExecutionRequest", {"tool.outputs.0.title": first}),
+            ("ToolExecutionResponse", {"tool.outputs.0.title": second}))))
+        for first, second in (("value", "result"), ("result", "value"))
+    ]  # fmt: skip
+    for trajectory in (two, none, other, *disagreeing):
         assert trajectory.tool_calls[0].result == {"result": {"invoice_id": 1042}}
+    beside = run(genai_agent(), oi_tool_with_events('{"result": 1, "x": 2}', declaring("result")))
+    assert beside.tool_calls[0].result == {"result": 1, "x": 2}
 
 
 def test_a_history_message_of_bytes_is_read_as_json_text() -> None:
