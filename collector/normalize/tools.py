@@ -149,7 +149,9 @@ class ToolDraft:
             self.raw_arguments = raw_args
         else:
             self._arguments = parse_arguments(raw_args)
-        self._read_result(span, raw_result, own_id)
+        # (assigned here, not in the method: compiled, an attribute this method set to
+        # None would stay narrowed to None across a call that sets it)
+        self.raw_result, self._result = self._read_result(span, raw_result, own_id)
         if found is None and self._arguments is not None:
             found = self._arguments.call_id
         if found is None and self._result is not None:
@@ -163,17 +165,18 @@ class ToolDraft:
             error = _explained(error, raw_result)
         self.error: str | None = error if error is not None else flagged
 
-    def _read_result(self, span: Span, raw_result: AttrValue, own_id: bool) -> None:
-        """Defer the result's parsing when nothing but its value is left to read (module
-        docstring), else parse it now: unwrapped from the runtime's object around the
-        tool's one declared output (``declared_outputs``, rule 101)."""
+    def _read_result(
+        self, span: Span, raw_result: AttrValue, own_id: bool
+    ) -> tuple[str | None, ToolResult | None]:
+        """(the text left to parse when read, None) when nothing but the result's value
+        is left to read (module docstring), else (None, the result parsed now): unwrapped
+        from the runtime's object around the tool's one declared output
+        (``declared_outputs``, rule 101)."""
         output = single_output(span) if span.events else None
         if output is None and isinstance(raw_result, str) and can_defer_result(raw_result, own_id):
-            self.raw_result = raw_result
-            return
-        self._result = parse_result(raw_result, self.name)
-        if output is not None:
-            self._result = unwrapped(self._result, output)
+            return raw_result, None
+        result = parse_result(raw_result, self.name)
+        return None, result if output is None else unwrapped(result, output)
 
     @property
     def arguments(self) -> Arguments:
