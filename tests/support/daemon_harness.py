@@ -56,8 +56,21 @@ def golden_files(pattern: str = "*/*.jsonl") -> list[Path]:
 
 def read_golden_files() -> list[Path]:
     """Golden trace files of the captures evald reads right (``captures.NOT_READ`` left
-    out: their labels are not what evald reports yet)."""
-    return [p for p in golden_files() if not_read(p.parent.name, p.name.split(".")[0]) is None]
+    out: their labels are not what evald reports yet), each trace in one file only: a
+    capture whose scenarios share a trace id (an instrumentation that makes the whole
+    process one trace) gives its first such file, as its scenarios sent to one daemon
+    would be one trace."""
+    taken: set[str] = set()
+    files = []
+    for path in golden_files():
+        if not_read(path.parent.name, path.name.split(".")[0]) is not None:
+            continue
+        ids = set(golden_expectations(path)["trace_ids"])
+        if ids & taken:
+            continue
+        taken |= ids
+        files.append(path)
+    return files
 
 
 def golden_logs(path: Path) -> Path | None:
