@@ -50,7 +50,10 @@ TOOL_ARGS: Final = "gen_ai.tool.args"
 DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
 MERGED_TOOLS: Final = "(merged tools)"  # ADK's extra span for parallel calls: not a tool execution
 
+# The OTel database conventions' operation name: a client span's database call.
+DB_OPERATION: Final = "db.operation.name"
 KEYS: Final[tuple[str, ...]] = (
+    DB_OPERATION,
     OPERATION,
     TOOL_NAME,
     TOOL_CALL_ID,
@@ -139,6 +142,11 @@ def classify(span: Span) -> Role | None:
     if operation in _LLM_OPERATIONS:
         return Role.AGENT if _agents_own(span.attributes) else Role.LLM
     role = _ROLES.get(operation)
+    if role is Role.AGENT and DB_OPERATION in span.attributes:
+        # Rule 102: an agent's run that records a database operation (the OTel database
+        # conventions' ``db.operation.name``) is that operation: OpenLIT types Dynamiq's
+        # memory reads and writes ``invoke_agent`` beside ``db.operation.name: GET``.
+        return Role.OTHER
     if role is not None:
         return role
     if operation not in _OTHER_OPERATIONS and _generated(span.attributes):

@@ -244,3 +244,22 @@ def test_a_history_message_of_bytes_is_read_as_json_text() -> None:
         "gen_ai.prompt.2.tool_call_id": "c1"})  # fmt: skip
     trajectory = run(span(1, "turn", {}), asked, answered)  # (``run`` serializes it)
     assert [(s.name, s.result) for s in trajectory.tool_calls] == [("refund", "ff00")]
+
+
+def test_an_agent_run_recording_a_database_operation_is_that_operation() -> None:
+    """Rule 102: OpenLIT types Dynamiq's memory reads and writes ``invoke_agent`` beside
+    the OTel database conventions' ``db.operation.name``: a storage call, not an agent."""
+    memory = {"gen_ai.operation.name": "invoke_agent", "db.operation.name": "GET"}
+    trajectory = run(
+        genai_agent(),
+        span(2, "dynamiq.memory_search", memory, parent=1),
+        genai_chat(3, [], parent=1, text="Done."),
+    )
+    assert [(s.kind.value, s.name) for s in trajectory.steps if s.kind.value != "llm"] == [
+        ("other", "dynamiq.memory_search")
+    ]
+    assert trajectory.agents == ("shop",)  # (the run's own agent only)
+    plain = run(genai_agent(), span(2, "invoke_agent billing", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "billing"}, parent=1),
+        genai_chat(3, [], parent=2, text="Done."))  # fmt: skip
+    assert "billing" in plain.agents  # (without the database key: an agent, as before)
