@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -41,6 +42,9 @@ ANSWER_RULES = "Reply with a single JSON object and nothing else, with these key
 CLOSING = "Evaluate the data above as instructed and reply with the JSON object only."
 _MIN_FIELD_CHARS = 64
 _MIN_STEPS = 2
+
+
+_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")  # (only in strings: JSON escapes them)
 
 
 class Verdict(BaseModel):
@@ -106,9 +110,12 @@ def fit_data(build: Callable[[int, int], Mapping[str, Any]], limits: DataLimits)
 
 
 def escape_json(data: Mapping[str, Any]) -> str:
-    """Indented JSON with ``<`` and ``>`` escaped (valid JSON: they only occur in strings)."""
+    """Indented JSON with ``<`` and ``>`` escaped (valid JSON: they only occur in strings),
+    and any lone surrogate as its ``\\u`` escape: a trace's text may hold one (an OTLP/JSON
+    ``"\\ud800"``, a decoded repr), and the prompt must still encode as UTF-8."""
     text = json.dumps(data, ensure_ascii=False, indent=1, default=str)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e")
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e")
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def clip(value: Any, limit: int) -> Any:

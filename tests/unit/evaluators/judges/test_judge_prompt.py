@@ -122,3 +122,14 @@ def test_clip_keeps_small_structures_and_cuts_big_ones() -> None:
     assert clip(7, 1) == 7
     assert clip("abcdef", 3) == "abc[… 3 more characters]"
     assert clip({"a": "b" * 50}, 10) == '{"a": "bbb[… 49 more characters]'
+
+
+def test_a_lone_surrogate_in_the_data_is_escaped_not_fatal() -> None:
+    """A trace's text may hold a lone surrogate (OTLP/JSON ``"\\ud800"``): the prompt
+    still encodes as UTF-8, and its data block reads back to the same text."""
+    text = "refund \ud800 done"
+    request = render(JudgePrompt("judge", lambda f, s: {"text": text}, _Answer), DataLimits())
+    user = request.messages[1].content
+    user.encode("utf-8")  # (raised UnicodeEncodeError before)
+    block = user.split("\n", 1)[1].rsplit("\n<<<END DATA", 1)[0]
+    assert json.loads(block) == {"text": text}
