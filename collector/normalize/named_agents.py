@@ -33,6 +33,7 @@ from typing import Final
 
 from collector.core.records import AttrValue
 from collector.normalize import conventions
+from collector.normalize.evidence import AGENT_NAME  # (kept by the decoder by its ending)
 from collector.normalize.handoffs import slug
 from collector.normalize.history import reply_authors
 from collector.normalize.mappings import Mappings
@@ -44,7 +45,6 @@ NAME: Final = "name"
 KEYS: Final[tuple[str, ...]] = (NAME,)
 _MAX_DEPTH: Final = 8  # levels below a candidate looked through for a model call
 _LLM: Final = frozenset({Role.LLM})
-_AGENT_NAME_KEY: Final = ".agent.name"  # (``evidence.AGENT_NAME``: kept by the decoder)
 
 
 def confirmed_agents(
@@ -143,7 +143,7 @@ def _name_below(tree: SpanTree, roles: list[Role], i: int, key: str | None) -> s
         elif roles[kid] is Role.AGENT:
             continue  # (an agent span's name is its own: a sub-agent's, or the wrapped one's)
         else:
-            values = [attributes[k] for k in attributes if k.endswith(_AGENT_NAME_KEY)]
+            values = [attributes[k] for k in attributes if k.endswith(AGENT_NAME)]
         for found in values:
             if not isinstance(found, str) or (named is not None and found != named):
                 return None
